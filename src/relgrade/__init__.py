@@ -1,0 +1,50 @@
+"""relgrade: evaluate the retrieval step of RAG and search systems.
+
+Public front door::
+
+    from relgrade import read_qrels, read_run, evaluate
+    report = evaluate(read_qrels("qrels.txt"), read_run("run.txt"), ["recall@5", "ndcg@10"])
+
+Names are imported lazily (PEP 562) so ``import relgrade`` and ``relgrade --help`` stay instant.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from relgrade._errors import InputError
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "GoldenCase": "relgrade.io",
+    "GoldenSet": "relgrade.io",
+    "Qrels": "relgrade.io",
+    "Run": "relgrade.io",
+    "read_corpus": "relgrade.io",
+    "read_golden": "relgrade.io",
+    "read_qrels": "relgrade.io",
+    "read_queries": "relgrade.io",
+    "read_run": "relgrade.io",
+    "write_qrels": "relgrade.io",
+    "write_run": "relgrade.io",
+    "Estimate": "relgrade.metrics",
+    "EvalReport": "relgrade.metrics",
+    "Metric": "relgrade.metrics",
+    "Comparison": "relgrade.metrics",
+    "compare": "relgrade.metrics",
+    "evaluate": "relgrade.metrics",
+    "evaluate_retriever": "relgrade.metrics",
+    "parse_metric": "relgrade.metrics",
+}
+
+__all__ = ["InputError", *sorted(_LAZY)]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'relgrade' has no attribute {name!r}")

@@ -1,0 +1,93 @@
+"""The ``relgrade`` command line: thin, lazy, and exit code 2 with one line for every user error.
+
+Subcommands live in their own modules and are imported only when invoked, so ``relgrade --help``
+never imports numpy, pandas, litellm or llama_cpp.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+
+import click
+
+from relgrade._errors import InputError
+
+# name -> (module, attribute, one-line help). A module that is not installed is simply not listed.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "evaluate": ("relgrade.cli._evaluate", "evaluate", "Score a run against qrels or a golden set (recall@k, MRR, nDCG)."),
+    "compare": ("relgrade.cli._evaluate", "compare", "Compare two runs per metric with a paired test over queries."),
+    "gate": ("relgrade.cli._gate", "gate", "CI gate: fail when a metric drops beyond --max-drop or any leak appears."),
+    "judge": ("relgrade.judge._cli", "judge", "Grade retrieved chunks 0-3 with an LLM judge."),
+    "calibrate": ("relgrade.calibration._cli", "calibrate", "Agreement of judge labels with human labels, with CIs."),
+    "sample": ("relgrade.calibration._cli", "sample", "Choose the pairs humans should label next."),
+    "label": ("relgrade.label._cli", "label", "Serve a local page where humans grade pairs."),
+    "estimate": ("relgrade.hybrid._cli", "estimate", "Prediction-powered metric estimates from human + judge labels."),
+    "hybrid": ("relgrade.hybrid._cli", "hybrid", "Merge human and judge labels into a hybrid label set with provenance."),
+    "rank-systems": ("relgrade.hybrid._cli", "rank_systems", "Rank several runs under human, judge and hybrid labels."),
+    "demo": ("relgrade.demo._cli", "demo", "Run the whole pipeline offline on bundled data."),
+}
+
+
+def _exists(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name, (module, _, _) in COMMANDS.items() if _exists(module)]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[name]
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except ModuleNotFoundError as exc:
+            if exc.name and module.startswith(exc.name):
+                return None
+            raise
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option("0.1.0", prog_name="relgrade")
+def cli() -> None:
+    """relgrade: evaluate retrieval with trec_eval-exact metrics, calibrated LLM judges and hybrid labels."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point. User errors print one line to stderr and exit 2; no traceback."""
+    try:
+        rv = cli.main(args=argv, prog_name="relgrade", standalone_mode=False)
+    except InputError as exc:
+        click.echo(f"relgrade: error: {exc}", err=True)
+        return 2
+    except click.exceptions.Abort:
+        click.echo("relgrade: interrupted; everything finished so far is kept", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except KeyboardInterrupt:
+        click.echo("relgrade: interrupted; everything finished so far is kept", err=True)
+        return 130
+    except BrokenPipeError:
+        return 0
+    # A command may return its exit code (the gate returns 1 on a regression).
+    return rv if isinstance(rv, int) else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from relgrade.cli import main
+
+sys.exit(main())

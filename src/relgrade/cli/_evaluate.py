@@ -1,0 +1,127 @@
+"""``relgrade evaluate`` and ``relgrade compare``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+K_HELP = "Cutoff for the default metrics (repeatable). Default: 5 and 10."
+METRIC_HELP = "Metric to compute (repeatable): recall@k, precision@k, mrr, mrr@k, ndcg@k, ndcg, frac_recall@k."
+
+
+def _parse_metrics(metrics) -> list:
+    from relgrade._errors import InputError
+    from relgrade.metrics import parse_metric
+
+    out = []
+    for name in metrics:
+        try:
+            out.append(parse_metric(name))
+        except InputError as exc:
+            raise InputError(f"--metric {name}: {exc}") from None
+    return out
+
+
+def _load(run_path: str, qrels_path: str):
+    from relgrade.io import read_qrels, read_run
+
+    return read_qrels(qrels_path), read_run(run_path)
+
+
+def _common(f):
+    options = [
+        click.option("--k", "ks", type=int, multiple=True, help=K_HELP),
+        click.option("--metric", "metrics", multiple=True, help=METRIC_HELP),
+        click.option("--rel-threshold", type=int, default=1, show_default=True,
+                     help="A doc is relevant when its grade is at least this (trec_eval -l)."),
+        click.option("--no-answer", type=click.Choice(["exclude", "zero"]), default="exclude", show_default=True,
+                     help="Queries with no relevant doc: report apart (exclude) or count as 0 like trec_eval (zero)."),
+        click.option("--n-boot", type=int, default=1000, show_default=True, help="Bootstrap resamples for the 95% CIs."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+@click.command()
+@click.option("--run", "run_path", required=True, help="Run file: TREC run or RAG JSONL.")
+@click.option("--qrels", "qrels_path", required=True, help="Labels: TREC qrels, CSV/JSONL qrels, or a golden set JSONL.")
+@_common
+@click.option("--json", "json_out", help="Write the full report (aggregate, per_query, failures, leaks) as JSON here.")
+@click.option("--show-failures", type=int, default=5, show_default=True, help="How many failed queries to print.")
+def evaluate(run_path, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, show_failures):
+    """Score a run against qrels or a golden set: recall@k, precision@k, MRR, nDCG@k with 95% CIs."""
+    from relgrade.metrics import evaluate as run_evaluate
+
+    metrics = _parse_metrics(metrics)
+    qrels, run = _load(run_path, qrels_path)
+    report = run_evaluate(qrels, run, metrics or None, k=ks or None, rel_threshold=rel_threshold,
+                          no_answer=no_answer, n_boot=n_boot, seed=seed)
+    click.echo(f"run {run_path} vs {qrels_path}: {report.n_queries} queries")
+    click.echo(report.table())
+    _print_notes(report, show_failures)
+    if json_out:
+        _write_json(json_out, report.to_dict())
+        click.echo(f"wrote {json_out}")
+
+
+def _print_notes(report, show_failures: int) -> None:
+    if report.missing_queries:
+        click.echo(f"{len(report.missing_queries)} queries missing from the run scored 0: {', '.join(report.missing_queries[:5])}"
+                   + (" ..." if len(report.missing_queries) > 5 else ""))
+    if report.ignored_queries:
+        click.echo(f"{len(report.ignored_queries)} run queries not in the qrels were ignored")
+    if report.no_answer:
+        click.echo(f"{len(report.no_answer)} no-answer queries (no relevant doc) reported apart, not in the means:")
+        for row in report.no_answer[:show_failures]:
+            score = "" if row["top_score"] is None else f" (score {row['top_score']:.3g})"
+            click.echo(f"  {row['query_id']}: top {row['top_doc']}{score}  {row['query'] or ''}")
+    if report.failures:
+        k = report.settings["failure_k"]
+        click.echo(f"{len(report.failures)} failed queries (no relevant doc in the top {k}):")
+        for row in report.failures[:show_failures]:
+            click.echo(f"  {row['query_id']}: {row['query'] or ''}")
+            click.echo(f"    expected {row['expected'][:5]}  got {row['got']}")
+    if report.leaks:
+        click.echo(f"LEAKS: {len(report.leaks)} forbidden documents retrieved in the top {report.settings['leak_k']}:")
+        for row in report.leaks[:show_failures]:
+            click.echo(f"  {row['query_id']}: {row['doc_id']} at rank {row['rank']}")
+
+
+def _write_json(path: str, data) -> None:
+    from relgrade._errors import InputError
+
+    try:
+        Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write ({exc.strerror}); choose another --json path", path=path) from None
+
+
+@click.command()
+@click.option("--run-a", "run_a", required=True, help="Baseline run.")
+@click.option("--run-b", "run_b", required=True, help="Candidate run.")
+@click.option("--qrels", "qrels_path", required=True, help="Labels both runs are scored against.")
+@_common
+@click.option("--json", "json_out", help="Write the comparison as JSON here.")
+def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out):
+    """Compare two runs per metric: difference, bootstrap CI and paired randomisation p-value."""
+    from relgrade.io import read_qrels, read_run
+    from relgrade.metrics import compare as run_compare
+    from relgrade.metrics import evaluate as run_evaluate
+
+    metrics = _parse_metrics(metrics)
+    qrels = read_qrels(qrels_path)
+    reports = [
+        run_evaluate(qrels, read_run(path), metrics or None, k=ks or None, rel_threshold=rel_threshold,
+                     no_answer=no_answer, n_boot=n_boot, seed=seed)
+        for path in (run_a, run_b)
+    ]
+    result = run_compare(*reports, n_boot=n_boot, seed=seed)
+    click.echo(f"A = {run_a}\nB = {run_b}")
+    click.echo(result.table())
+    if json_out:
+        _write_json(json_out, result.to_dict())
+        click.echo(f"wrote {json_out}")

@@ -1,0 +1,22 @@
+"""Reading and writing golden sets, qrels, runs, corpora and queries."""
+
+from relgrade.io._corpus import read_corpus, read_queries
+from relgrade.io._golden import GoldenCase, GoldenSet, query_id_for, read_golden
+from relgrade.io._qrels import Qrels, read_qrels, write_qrels
+from relgrade.io._run import Run, read_run, run_from_hits, write_run
+
+__all__ = [
+    "GoldenCase",
+    "GoldenSet",
+    "Qrels",
+    "Run",
+    "query_id_for",
+    "read_corpus",
+    "read_golden",
+    "read_qrels",
+    "read_queries",
+    "read_run",
+    "run_from_hits",
+    "write_qrels",
+    "write_run",
+]

@@ -1,0 +1,234 @@
+"""``evaluate``: metrics per query and overall, with failures, leaks and no-answer cases.
+
+The guide's rules: recall@k is the primary metric; read the failed queries (each with what was
+expected and the top 5 it got); queries without any relevant document (no-answer cases) are
+reported apart and kept out of the means; any forbidden (other tenant's) document in the top k
+is a leak.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from relgrade._errors import InputError
+from relgrade.io import GoldenSet, Qrels, Run, run_from_hits
+from relgrade.metrics._core import Ranked, compute, join
+from relgrade.metrics._measures import Metric, default_metrics, parse_metric
+from relgrade.metrics._stats import Difference, Estimate, estimates, paired_difference
+
+NO_ANSWER_MODES = ("exclude", "zero")
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    """What ``evaluate`` returns. Render it with :meth:`to_dict`, :meth:`to_frame` or :meth:`table`."""
+
+    aggregate: dict[str, Estimate]
+    per_query: dict[str, dict[str, float]]
+    failures: list[dict[str, Any]]
+    leaks: list[dict[str, Any]]
+    no_answer: list[dict[str, Any]]
+    missing_queries: list[str]
+    ignored_queries: list[str]
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.per_query)
+
+    def value(self, metric: str) -> float:
+        return self.aggregate[parse_metric(metric).name].value
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "aggregate": {name: est.to_dict() for name, est in self.aggregate.items()},
+            "per_query": self.per_query,
+            "failures": self.failures,
+            "leaks": self.leaks,
+            "no_answer": self.no_answer,
+            "n_queries": self.n_queries,
+            "missing_queries": self.missing_queries,
+            "ignored_queries": self.ignored_queries,
+            "settings": self.settings,
+        }
+
+    def to_frame(self):
+        import pandas as pd
+
+        frame = pd.DataFrame.from_dict(self.per_query, orient="index")
+        frame.index.name = "query_id"
+        return frame
+
+    def table(self) -> str:
+        lines = [f"{'metric':<16}{'value':>8}   95% CI (bootstrap over {self.n_queries} queries)"]
+        for name, est in self.aggregate.items():
+            ci = "" if est.ci95 is None else f"[{est.ci95[0]:.4f}, {est.ci95[1]:.4f}]"
+            lines.append(f"{name:<16}{est.value:>8.4f}   {ci}")
+        return "\n".join(lines)
+
+
+def _metrics(metrics: Iterable[str | Metric] | None, k: Sequence[int] | None) -> list[Metric]:
+    if metrics:
+        parsed = [parse_metric(m) for m in metrics]
+    else:
+        parsed = default_metrics(tuple(k) if k else (5, 10))
+    return list(dict.fromkeys(parsed))
+
+
+def evaluate(
+    qrels: Qrels | GoldenSet | Mapping[str, Mapping[str, int]],
+    run: Run | Mapping[str, Any],
+    metrics: Iterable[str | Metric] | None = None,
+    *,
+    k: Sequence[int] | None = None,
+    rel_threshold: int = 1,
+    no_answer: str = "exclude",
+    failure_k: int = 5,
+    leak_k: int | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    ci: bool = True,
+) -> EvalReport:
+    """Score ``run`` against ``qrels``.
+
+    ``metrics`` are names such as ``"recall@5"`` (see :mod:`relgrade.metrics._measures`); by default
+    recall, precision and nDCG at each ``k`` (default 5 and 10) plus MRR. ``no_answer="exclude"``
+    reports queries with no relevant document apart and keeps them out of the means;
+    ``"zero"`` counts them as 0 like trec_eval. Queries of the qrels missing from the run score 0
+    (trec_eval ``-c``); run queries absent from the qrels are ignored and listed.
+    """
+    if no_answer not in NO_ANSWER_MODES:
+        raise InputError(f"no_answer must be one of {NO_ANSWER_MODES}, got {no_answer!r}")
+    if isinstance(rel_threshold, bool) or not isinstance(rel_threshold, (int, np.integer)):
+        raise InputError(f"rel_threshold must be an integer grade, got {rel_threshold!r}")
+    qrels = _as_qrels(qrels)
+    run = run if isinstance(run, Run) else Run.from_dict(run)
+    chosen = _metrics(metrics, k)
+    if not qrels.topics:
+        raise InputError("the qrels hold no queries; nothing to evaluate", path=qrels.source)
+
+    ranked = join(qrels, run, rel_threshold=rel_threshold)
+    values = compute(ranked, chosen, rel_threshold=rel_threshold)
+    topics = ranked.topics
+    answerable = ranked.n_relevant > 0
+    include = answerable if no_answer == "exclude" else np.ones(len(topics), bool)
+    if not include.any():
+        raise InputError(
+            "no query has a relevant document at this threshold; lower --rel-threshold or use no_answer='zero'",
+            path=qrels.source,
+        )
+    included = np.flatnonzero(include)
+    aggregate = estimates({name: v[included] for name, v in values.items()}, n_boot=n_boot, seed=seed, ci=ci)
+    per_query = {
+        topics[t]: {name: float(values[name][t]) for name in values} for t in included
+    }
+    texts = {**qrels.queries, **run.queries}
+    failures = _failures(ranked, qrels, texts, np.flatnonzero(include & answerable), failure_k, rel_threshold)
+    cut = leak_k or max((m.k for m in chosen if m.k is not None), default=10)
+    leaks = _leaks(ranked, qrels, texts, cut)
+    no_answers = [_no_answer_row(ranked, run, texts, t) for t in np.flatnonzero(~answerable)]
+    missing = [topics[t] for t in included if ranked.counts[t] == 0]
+    settings = {
+        "metrics": [m.name for m in chosen], "rel_threshold": int(rel_threshold), "no_answer": no_answer,
+        "failure_k": failure_k, "leak_k": cut, "n_boot": n_boot, "seed": seed, "run": run.name,
+        "qrels": qrels.source,
+    }
+    return EvalReport(aggregate, per_query, failures, leaks, no_answers, missing, list(ranked.ignored_queries), settings)
+
+
+def _as_qrels(qrels) -> Qrels:
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, GoldenSet):
+        return qrels.to_qrels()
+    if isinstance(qrels, Mapping):
+        return Qrels.from_dict(qrels)
+    raise InputError(f"qrels must be Qrels, GoldenSet or {{qid: {{doc_id: grade}}}}, got {type(qrels).__name__}")
+
+
+def _failures(ranked: Ranked, qrels: Qrels, texts, included, k: int, threshold: int) -> list[dict[str, Any]]:
+    out = []
+    for t in included:
+        top = ranked.top(t, k)
+        s = ranked.starts[t]
+        if (ranked.grade[s : s + len(top)] >= threshold).any():
+            continue
+        qid = ranked.topics[t]
+        expected = sorted(qrels.relevant(qid, threshold), key=lambda d: (-qrels.labels[qid][d], d))
+        out.append({"query_id": qid, "query": texts.get(qid), "expected": expected, "got": top.tolist()})
+    return out
+
+
+def _leaks(ranked: Ranked, qrels: Qrels, texts, k: int) -> list[dict[str, Any]]:
+    out = []
+    index = {q: i for i, q in enumerate(ranked.topics)}
+    for qid, forbidden in qrels.forbidden.items():
+        t = index.get(qid)
+        if t is None:
+            continue
+        for rank, doc in enumerate(ranked.top(t, k).tolist(), 1):
+            if doc in forbidden:
+                out.append({"query_id": qid, "query": texts.get(qid), "doc_id": doc, "rank": rank})
+    return out
+
+
+def _no_answer_row(ranked: Ranked, run: Run, texts, t: int) -> dict[str, Any]:
+    qid = ranked.topics[t]
+    row: dict[str, Any] = {"query_id": qid, "query": texts.get(qid), "top_doc": None, "top_score": None,
+                           "n_retrieved": int(ranked.counts[t])}
+    if ranked.counts[t]:
+        s = ranked.starts[t]
+        doc = ranked.doc[s]
+        row["top_doc"] = doc
+        given = run.given_score[(run.query_id == qid) & (run.doc_id == doc)]
+        if len(given) and np.isfinite(given[0]):
+            row["top_score"] = float(given[0])
+    return row
+
+
+def evaluate_retriever(retriever: Any, golden: GoldenSet, metrics: Iterable[str | Metric] | None = None, *,
+                       k: Sequence[int] | None = None, top_k: int | None = None, **kwargs: Any) -> EvalReport:
+    """Run ``retriever.search(query, top_k)`` (hits with ``.id``) over a golden set and evaluate it."""
+    if not hasattr(retriever, "search"):
+        raise InputError("the retriever needs a search(query, top_k) method returning hits with .id")
+    chosen = _metrics(metrics, k)
+    depth = top_k or max([m.k for m in chosen if m.k is not None] + [10])
+    run = run_from_hits(((c.query_id, c.query, retriever.search(c.query, top_k=depth)) for c in golden),
+                        name=type(retriever).__name__)
+    return evaluate(golden, run, chosen, **kwargs)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Per-metric paired differences ``b - a`` over the queries both reports scored."""
+
+    a: str
+    b: str
+    differences: dict[str, Difference]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"a": self.a, "b": self.b, "metrics": {n: d.to_dict() for n, d in self.differences.items()}}
+
+    def table(self) -> str:
+        lines = [f"{'metric':<16}{'A':>8}{'B':>8}{'B-A':>9}   95% CI            p (paired randomisation)"]
+        for name, d in self.differences.items():
+            ci = "" if d.ci95 is None else f"[{d.ci95[0]:+.4f}, {d.ci95[1]:+.4f}]"
+            lines.append(f"{name:<16}{d.a:>8.4f}{d.b:>8.4f}{d.diff:>+9.4f}   {ci:<18}{d.p_value:.4f}")
+        return "\n".join(lines)
+
+
+def compare(a: EvalReport, b: EvalReport, *, n_boot: int = 1000, n_perm: int = 10000, seed: int = 0) -> Comparison:
+    """Paired test per metric between two reports of the same qrels (shared queries only)."""
+    shared = [q for q in a.per_query if q in b.per_query]
+    if not shared:
+        raise InputError("the two runs share no evaluated query; evaluate them against the same qrels")
+    names = [n for n in a.aggregate if n in b.aggregate]
+    diffs = {}
+    for name in names:
+        va = np.array([a.per_query[q][name] for q in shared])
+        vb = np.array([b.per_query[q][name] for q in shared])
+        diffs[name] = paired_difference(va, vb, n_boot=n_boot, n_perm=n_perm, seed=seed)
+    return Comparison(a.settings.get("run", "A"), b.settings.get("run", "B"), diffs)
