@@ -1,0 +1,119 @@
+"""The pairs to label: ``query_id, query, doc_id, text[, judge_grade]`` read from CSV or JSONL.
+
+This is the file ``relgrade sample`` writes. Extra columns are ignored (an empty ``grade``
+column, ranks, scores); ``judge_grade`` is kept so it can be shown on request, but the page
+never receives it unless asked (``--show-judge``), so annotators are not anchored by it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from relgrade._errors import InputError
+from relgrade.io._text import iter_jsonl, pick, read_text, sniff_kind
+
+QUERY_ID_FIELDS = ("query_id", "qid", "topic", "query-id")
+QUERY_FIELDS = ("query", "question", "query_text")
+DOC_FIELDS = ("doc_id", "docid", "docno", "pid", "corpus_id", "corpus-id")
+TEXT_FIELDS = ("text", "passage", "chunk", "content", "doc_text")
+JUDGE_FIELDS = ("judge_grade", "judge", "judge_label")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One (query, chunk) pair to grade. ``judge_grade`` is None when the file has none."""
+
+    query_id: str
+    query: str
+    doc_id: str
+    text: str
+    judge_grade: int | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.query_id, self.doc_id)
+
+
+def read_items(path: str | Path) -> tuple[Item, ...]:
+    """Read the pairs to label, in file order; every problem is an :class:`InputError` with file:line."""
+    text = read_text(path, what="items file")
+    kind = sniff_kind(path, text)
+    if kind == "jsonl":
+        rows: Iterator[tuple[int, dict[str, Any]]] = iter_jsonl(path, text, what="items file")
+    elif kind == "csv" or (kind == "whitespace" and "," in text.splitlines()[0]):
+        rows = _csv_rows(path, text)
+    else:
+        raise InputError(
+            "expected a CSV (header query_id,query,doc_id,text) or JSONL items file, as written by "
+            "'relgrade sample'; use a .csv or .jsonl file",
+            path=path,
+        )
+    items: list[Item] = []
+    seen: dict[tuple[str, str], int] = {}
+    for number, row in rows:
+        item = _item(row, path, number)
+        if item.key in seen:
+            raise InputError(
+                f"pair ({item.query_id}, {item.doc_id}) is listed again (first on line {seen[item.key]}); "
+                "keep one line per pair",
+                path=path, line=number,
+            )
+        seen[item.key] = number
+        items.append(item)
+    if not items:
+        raise InputError("no pairs to label; the file needs at least one row", path=path)
+    return tuple(items)
+
+
+def _csv_rows(path: str | Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames:
+        raise InputError("CSV has no header; the first line must name query_id,query,doc_id,text", path=path, line=1)
+    reader.fieldnames = [h.strip().lower() for h in reader.fieldnames]
+    try:
+        for row in reader:
+            if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
+                continue
+            yield reader.line_num, {k: v for k, v in row.items() if k is not None}
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV ({exc}); check the quoting", path=path, line=reader.line_num) from None
+
+
+def _item(row: dict[str, Any], path: str | Path, line: int) -> Item:
+    query_id, query, doc_id, text, judge = (
+        pick(row, names) for names in (QUERY_ID_FIELDS, QUERY_FIELDS, DOC_FIELDS, TEXT_FIELDS, JUDGE_FIELDS)
+    )
+    missing = [name for name, value in (("query", query), ("doc_id", doc_id), ("text", text)) if _blank(value)]
+    if _blank(query_id) and not _blank(query):
+        from relgrade.io import query_id_for
+
+        query_id = query_id_for(str(query))
+    if _blank(query_id):
+        missing.insert(0, "query_id")
+    if missing:
+        raise InputError(
+            f"missing {', '.join(missing)}; each pair needs query_id, query, doc_id and text "
+            "(re-run 'relgrade sample' with a run that carries the query and chunk texts)",
+            path=path, line=line,
+        )
+    return Item(str(query_id).strip(), str(query), str(doc_id).strip(), str(text), _judge(judge, path, line))
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _judge(value: Any, path: str | Path, line: int) -> int | None:
+    if _blank(value):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"judge_grade {value!r} is not a number; use 0-3 or leave it empty", path=path, line=line) from None
+    if number != int(number) or not 0 <= number <= 3:
+        raise InputError(f"judge_grade {value!r} is not one of 0, 1, 2, 3; fix it or leave it empty", path=path, line=line)
+    return int(number)
