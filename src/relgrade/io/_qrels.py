@@ -49,12 +49,11 @@ class Qrels:
         source: str | None = None,
     ):
         self.labels: dict[str, dict[str, int]] = {
-            str(q): {str(d): int(g) for d, g in docs.items()} for q, docs in labels.items()
+            str(q): {d if type(d) is str else str(d): g if type(g) is int else int(g) for d, g in docs.items()}
+            for q, docs in labels.items()
         }
-        declared = list(dict.fromkeys(str(t) for t in (topics if topics is not None else [])))
-        for q in self.labels:
-            if q not in declared:
-                declared.append(q)
+        declared = dict.fromkeys(str(t) for t in (topics if topics is not None else []))
+        declared.update(dict.fromkeys(self.labels))
         self.topics: tuple[str, ...] = tuple(declared)
         self.forbidden: dict[str, frozenset[str]] = {
             str(q): frozenset(map(str, docs)) for q, docs in (forbidden or {}).items() if docs

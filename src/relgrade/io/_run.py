@@ -69,10 +69,9 @@ class Run:
         for q, docs in run.items():
             q = str(q)
             if isinstance(docs, Mapping):
-                for d, s in docs.items():
-                    qs.append(q)
-                    ds.append(str(d))
-                    ss.append(float(s))
+                qs.extend([q] * len(docs))
+                ds.extend(docs)
+                ss.extend(docs.values())
             else:
                 n = len(docs)
                 if len(set(docs)) != n:
@@ -81,6 +80,8 @@ class Run:
                     qs.append(q)
                     ds.append(str(d))
                     ss.append(float(n - i))
+        if ds and not all(type(d) is str for d in ds):
+            ds = [str(d) for d in ds]
         return cls(qs, ds, ss, **kwargs)
 
     @classmethod

@@ -54,10 +54,16 @@ def join(qrels: Qrels, run: Run, *, rel_threshold: int = 1, topics: Sequence[str
     index = pd.Index(topics)
     n_topics = len(topics)
 
-    q_rows = [(q, d, g) for q, docs in qrels.labels.items() for d, g in docs.items()]
-    q_topic = index.get_indexer(np.array([r[0] for r in q_rows], dtype=object)) if q_rows else np.zeros(0, np.int64)
-    q_doc = np.array([r[1] for r in q_rows], dtype=object)
-    q_grade = np.array([r[2] for r in q_rows], dtype=np.int64)
+    q_ids: list[str] = []
+    q_docs: list[str] = []
+    q_grades: list[int] = []
+    for q, docs in qrels.labels.items():
+        q_ids.extend([q] * len(docs))
+        q_docs.extend(docs)
+        q_grades.extend(docs.values())
+    q_topic = index.get_indexer(np.array(q_ids, dtype=object)) if q_ids else np.zeros(0, np.int64)
+    q_doc = np.array(q_docs, dtype=object)
+    q_grade = np.array(q_grades, dtype=np.int64)
     keep_q = q_topic >= 0
     q_topic, q_doc, q_grade = q_topic[keep_q], q_doc[keep_q], q_grade[keep_q]
 
@@ -75,7 +81,7 @@ def join(qrels: Qrels, run: Run, *, rel_threshold: int = 1, topics: Sequence[str
     n_docs = max(len(uniques), 1)
 
     # trec_eval order: topic, score desc, doc id desc.
-    order = np.lexsort((-r_code, -r_score, r_topic))
+    order = _trec_order(r_topic, r_score, r_code, n_topics, n_docs)
     if not _is_identity(order):
         r_topic, r_doc, r_score, r_code = r_topic[order], r_doc[order], r_score[order], r_code[order]
 
@@ -107,6 +113,23 @@ def join(qrels: Qrels, run: Run, *, rel_threshold: int = 1, topics: Sequence[str
         starts=starts, counts=counts, n_relevant=n_relevant, ideal_gains=ideal_gains,
         ideal_topic=ideal_topic, ideal_rank=ideal_rank, ignored_queries=ignored,
     )
+
+
+def _trec_order(topic: np.ndarray, score: np.ndarray, code: np.ndarray, n_topics: int, n_docs: int) -> np.ndarray:
+    """Row order by (topic asc, score desc, doc code desc): one integer sort key when it fits in int64."""
+    if len(topic) == 0:
+        return np.zeros(0, np.int64)
+    uniq, inverse = np.unique(score, return_inverse=True)
+    n_scores = len(uniq)
+    desc_score = (n_scores - 1 - inverse).astype(np.int64)
+    if n_topics * n_scores * n_docs < 2**62:
+        key = (topic.astype(np.int64) * n_scores + desc_score) * n_docs + (n_docs - 1 - code)
+        return np.argsort(key, kind="stable")
+    key = topic.astype(np.int64) * n_scores + desc_score
+    order = np.argsort(key, kind="stable")
+    if np.any(key[order][1:] == key[order][:-1]):  # ties in score: fall back to the three-key sort
+        return np.lexsort((-code, -score, topic))
+    return order
 
 
 def _is_identity(order: np.ndarray) -> bool:

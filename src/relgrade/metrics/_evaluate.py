@@ -151,11 +151,9 @@ def _as_qrels(qrels) -> Qrels:
 
 def _failures(ranked: Ranked, qrels: Qrels, texts, included, k: int, threshold: int) -> list[dict[str, Any]]:
     out = []
-    for t in included:
+    hit = np.bincount(ranked.topic[(ranked.grade >= threshold) & (ranked.rank < k)], minlength=len(ranked.topics)) > 0
+    for t in included[~hit[included]]:
         top = ranked.top(t, k)
-        s = ranked.starts[t]
-        if (ranked.grade[s : s + len(top)] >= threshold).any():
-            continue
         qid = ranked.topics[t]
         expected = sorted(qrels.relevant(qid, threshold), key=lambda d: (-qrels.labels[qid][d], d))
         out.append({"query_id": qid, "query": texts.get(qid), "expected": expected, "got": top.tolist()})

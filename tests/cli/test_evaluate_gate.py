@@ -1,0 +1,77 @@
+"""``relgrade evaluate`` and ``relgrade gate`` end to end on real files."""
+
+from __future__ import annotations
+
+import json
+
+from relgrade.cli import main
+
+QRELS = "".join(f"q{i} 0 rel{i} 2\nq{i} 0 other{i} 0\n" for i in range(20))
+
+
+def write_run(path, hits: int):
+    lines = []
+    for i in range(20):
+        first, second = (f"rel{i}", f"other{i}") if i < hits else (f"other{i}", f"noise{i}")
+        lines += [f"q{i} Q0 {first} 1 2.0 t\n", f"q{i} Q0 {second} 2 1.0 t\n"]
+    path.write_text("".join(lines))
+
+
+def test_evaluate_json_and_gate(tmp_path, capsys):
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    write_run(tmp_path / "base.txt", 18)
+    write_run(tmp_path / "same.txt", 18)
+    write_run(tmp_path / "worse.txt", 17)
+    for name in ("base", "same", "worse"):
+        code = main(["evaluate", "--run", str(tmp_path / f"{name}.txt"), "--qrels", str(tmp_path / "qrels.txt"),
+                     "--k", "5", "--json", str(tmp_path / f"{name}.json")])
+        assert code == 0
+    out = capsys.readouterr().out
+    assert "recall@5" in out and "failed queries" in out
+    base = json.loads((tmp_path / "base.json").read_text())
+    assert base["aggregate"]["recall@5"]["value"] == 0.9
+    assert len(base["aggregate"]["recall@5"]["ci95"]) == 2
+    assert base["failures"][0]["expected"] == ["rel18"] and base["failures"][0]["got"] == ["other18", "noise18"]
+
+    assert main(["gate", "--baseline", str(tmp_path / "base.json"), "--current", str(tmp_path / "same.json")]) == 0
+    # 0.90 -> 0.85 is a 5-point drop: blocked at the default 2%
+    assert main(["gate", "--baseline", str(tmp_path / "base.json"), "--current", str(tmp_path / "worse.json")]) == 1
+    assert main(["gate", "--baseline", str(tmp_path / "base.json"), "--current", str(tmp_path / "worse.json"),
+                 "--max-drop", "0.06"]) == 0
+    assert main(["gate", "--baseline", str(tmp_path / "base.json"), "--current", str(tmp_path / "worse.json"),
+                 "--metric", "ndcg@10"]) == 2
+    assert "ndcg@10" in capsys.readouterr().err
+
+
+def test_gate_fails_on_any_leak(tmp_path):
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(json.dumps({"query_id": "t1", "query": "globex contract terms", "relevant_doc_ids": ["globex_terms"],
+                                  "forbidden_doc_ids": ["acme_addendum"], "tags": ["tenant"]}) + "\n")
+    (tmp_path / "safe.jsonl").write_text(json.dumps({"query_id": "t1", "results": [{"doc_id": "globex_terms"}]}) + "\n")
+    (tmp_path / "leaky.jsonl").write_text(json.dumps({"query_id": "t1", "results": [{"doc_id": "globex_terms"}, {"doc_id": "acme_addendum"}]}) + "\n")
+    for name in ("safe", "leaky"):
+        assert main(["evaluate", "--run", str(tmp_path / f"{name}.jsonl"), "--qrels", str(golden), "--json", str(tmp_path / f"{name}.json")]) == 0
+    leaky = json.loads((tmp_path / "leaky.json").read_text())
+    assert leaky["leaks"] == [{"query_id": "t1", "query": "globex contract terms", "doc_id": "acme_addendum", "rank": 2}]
+    assert leaky["aggregate"]["recall@5"]["value"] == 1.0  # same recall, still blocked
+    assert main(["gate", "--baseline", str(tmp_path / "safe.json"), "--current", str(tmp_path / "leaky.json")]) == 1
+
+
+def test_gate_input_errors(tmp_path, capsys):
+    (tmp_path / "bad.json").write_text("{not json")
+    (tmp_path / "ok.json").write_text(json.dumps({"aggregate": {"recall@5": 0.8}}))
+    assert main(["gate", "--baseline", str(tmp_path / "bad.json"), "--current", str(tmp_path / "ok.json")]) == 2
+    assert "bad.json:1: invalid JSON" in capsys.readouterr().err
+    assert main(["gate", "--baseline", str(tmp_path / "ok.json"), "--current", str(tmp_path / "ok.json")]) == 0
+    assert main(["gate", "--baseline", str(tmp_path / "ok.json"), "--current", str(tmp_path / "missing.json")]) == 2
+
+
+def test_compare_command(tmp_path, capsys):
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    write_run(tmp_path / "a.txt", 10)
+    write_run(tmp_path / "b.txt", 18)
+    assert main(["compare", "--run-a", str(tmp_path / "a.txt"), "--run-b", str(tmp_path / "b.txt"),
+                 "--qrels", str(tmp_path / "qrels.txt"), "--metric", "recall@5", "--json", str(tmp_path / "c.json")]) == 0
+    data = json.loads((tmp_path / "c.json").read_text())
+    assert data["metrics"]["recall@5"]["diff"] == 0.4
+    assert data["metrics"]["recall@5"]["p_value"] < 0.01

@@ -1,0 +1,103 @@
+"""Bootstrap intervals, failures, leaks, paired comparison and the retriever adapter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from relgrade import GoldenCase, GoldenSet, compare, evaluate, evaluate_retriever
+from relgrade.metrics import estimates, paired_difference
+
+
+def test_bootstrap_ci_is_seeded_and_covers_the_true_mean():
+    rng = np.random.default_rng(0)
+    covered = 0
+    reps = 200
+    for _ in range(reps):
+        sample = rng.binomial(1, 0.7, size=80).astype(float)
+        est = estimates({"recall@5": sample}, n_boot=400, seed=int(rng.integers(1 << 30)))["recall@5"]
+        covered += est.ci95[0] <= 0.7 <= est.ci95[1]
+    assert 0.90 <= covered / reps <= 0.99
+    a = estimates({"m": np.arange(10.0)}, seed=3)["m"]
+    b = estimates({"m": np.arange(10.0)}, seed=3)["m"]
+    c = estimates({"m": np.arange(10.0)}, seed=4)["m"]
+    assert a == b and a.ci95 != c.ci95
+
+
+def test_paired_difference_detects_a_real_gain_and_not_noise():
+    rng = np.random.default_rng(1)
+    a = rng.uniform(size=100)
+    better = paired_difference(a, np.clip(a + 0.1, 0, 1), seed=0)
+    assert better.p_value < 0.001 and better.ci95[0] > 0
+    same = paired_difference(a, a.copy(), seed=0)
+    assert same.p_value == 1.0 and same.diff == 0.0
+    noise = paired_difference(a, rng.permutation(a), seed=0)
+    assert noise.p_value > 0.01
+
+
+GOLDEN = GoldenSet((
+    GoldenCase("refund policy for premium members", ("doc_042",), query_id="g1"),
+    GoldenCase("API rate limit configuration", ("doc_118", "doc_203"), query_id="g2",
+               relevance_grades={"doc_118": 3, "doc_203": 1}),
+    GoldenCase("SSO setup with Okta", ("doc_087",), query_id="g3", forbidden_doc_ids=("doc_acme_sso",)),
+    GoldenCase("what is the meaning of life", (), query_id="g4", tags=("no-answer",)),
+))
+
+
+@dataclass
+class Hit:
+    id: str
+    score: float
+
+
+class Retriever:
+    def __init__(self, table):
+        self.table = table
+        self.calls = []
+
+    def search(self, query, top_k=10):
+        self.calls.append((query, top_k))
+        return [Hit(d, 1.0 / (i + 1)) for i, d in enumerate(self.table[query][:top_k])]
+
+
+def test_retriever_adapter_failures_leaks_and_no_answer():
+    retriever = Retriever({
+        "refund policy for premium members": ["doc_001", "doc_042"],
+        "API rate limit configuration": ["doc_203", "doc_118"],
+        "SSO setup with Okta": ["doc_acme_sso", "doc_500", "doc_501", "doc_502", "doc_503", "doc_087"],
+        "what is the meaning of life": ["doc_900"],
+    })
+    report = evaluate_retriever(retriever, GOLDEN, ["recall@5", "mrr", "ndcg@5"], n_boot=200)
+    assert {c[1] for c in retriever.calls} == {10}  # max(k, 10): mrr has no cutoff
+    assert report.per_query["g1"] == {"recall@5": 1.0, "mrr": 0.5, "ndcg@5": pytest.approx(1 / np.log2(3))}
+    assert report.per_query["g3"]["recall@5"] == 0.0
+    assert [f["query_id"] for f in report.failures] == ["g3"]
+    assert report.failures[0]["expected"] == ["doc_087"]
+    assert report.failures[0]["got"] == ["doc_acme_sso", "doc_500", "doc_501", "doc_502", "doc_503"]
+    assert report.leaks == [{"query_id": "g3", "query": "SSO setup with Okta", "doc_id": "doc_acme_sso", "rank": 1}]
+    assert [r["query_id"] for r in report.no_answer] == ["g4"]
+    assert report.no_answer[0]["top_doc"] == "doc_900" and report.no_answer[0]["top_score"] == 1.0
+    assert "g4" not in report.per_query and report.aggregate["recall@5"].n == 3
+    # graded nDCG: doc_203 (grade 1) at rank 1, doc_118 (grade 3) at rank 2
+    ideal = 3 + 1 / np.log2(3)
+    assert report.per_query["g2"]["ndcg@5"] == pytest.approx((1 + 3 / np.log2(3)) / ideal)
+
+
+def test_compare_pairs_queries():
+    qrels = {f"q{i}": {"a": 1} for i in range(30)}
+    good = {f"q{i}": {"a": 2.0, "b": 1.0} for i in range(30)}
+    bad = {f"q{i}": {"b": 2.0, "a": 1.0} for i in range(30)}
+    result = compare(evaluate(qrels, bad, ["mrr"]), evaluate(qrels, good, ["mrr"]))
+    d = result.differences["mrr"]
+    assert d.diff == pytest.approx(0.5) and d.p_value < 0.001 and d.n == 30
+
+
+def test_report_to_dict_has_the_contract_keys():
+    report = evaluate({"q": {"a": 1}, "r": {"b": 2}}, {"q": {"a": 1.0}, "r": {"c": 1.0}}, ["recall@5", "mrr"], n_boot=50)
+    data = report.to_dict()
+    assert set(data) >= {"aggregate", "per_query", "failures", "leaks"}
+    assert data["aggregate"]["recall@5"]["value"] == 0.5
+    lo, hi = data["aggregate"]["recall@5"]["ci95"]
+    assert 0.0 <= lo <= 0.5 <= hi <= 1.0
