@@ -70,7 +70,8 @@ class Run:
             q = str(q)
             if isinstance(docs, Mapping):
                 qs.extend([q] * len(docs))
-                ds.extend(docs)
+                first = next(iter(docs), "")
+                ds.extend(docs if type(first) is str else map(str, docs))
                 ss.extend(docs.values())
             else:
                 n = len(docs)
@@ -80,8 +81,6 @@ class Run:
                     qs.append(q)
                     ds.append(str(d))
                     ss.append(float(n - i))
-        if ds and not all(type(d) is str for d in ds):
-            ds = [str(d) for d in ds]
         return cls(qs, ds, ss, **kwargs)
 
     @classmethod

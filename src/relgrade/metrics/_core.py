@@ -67,7 +67,7 @@ def join(qrels: Qrels, run: Run, *, rel_threshold: int = 1, topics: Sequence[str
     keep_q = q_topic >= 0
     q_topic, q_doc, q_grade = q_topic[keep_q], q_doc[keep_q], q_grade[keep_q]
 
-    r_topic = index.get_indexer(run.query_id) if len(run) else np.zeros(0, np.int64)
+    r_topic = _topic_index(index, run.query_id)
     in_topics = r_topic >= 0
     ignored = tuple(sorted(set(run.query_id[~in_topics].tolist()))) if not in_topics.all() else ()
     r_topic = r_topic[in_topics]
@@ -113,6 +113,16 @@ def join(qrels: Qrels, run: Run, *, rel_threshold: int = 1, topics: Sequence[str
         starts=starts, counts=counts, n_relevant=n_relevant, ideal_gains=ideal_gains,
         ideal_topic=ideal_topic, ideal_rank=ideal_rank, ignored_queries=ignored,
     )
+
+
+def _topic_index(index: pd.Index, query_id: np.ndarray) -> np.ndarray:
+    """``index.get_indexer(query_id)``, hashing each run of equal consecutive ids once (runs are grouped by query)."""
+    if len(query_id) == 0:
+        return np.zeros(0, np.int64)
+    change = np.flatnonzero(query_id[1:] != query_id[:-1]) + 1
+    starts = np.concatenate([[0], change])
+    lengths = np.diff(np.concatenate([starts, [len(query_id)]]))
+    return np.repeat(index.get_indexer(query_id[starts]), lengths)
 
 
 def _trec_order(topic: np.ndarray, score: np.ndarray, code: np.ndarray, n_topics: int, n_docs: int) -> np.ndarray:
