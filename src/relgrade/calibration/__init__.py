@@ -1,0 +1,68 @@
+"""Calibration: how far a judge can be trusted against human labels, with honest uncertainty.
+
+Front door::
+
+    from relgrade.calibration import agreement, fit_mapping
+    report = agreement(judge_labels, human_labels, n_boot=1000, seed=0)
+    print(report.verdict.text)        # e.g. "fair (κ 0.29, 95% CI 0.24–0.34): do not use judge labels alone"
+    mapping = fit_mapping(judge_labels, human_labels)   # adopted only if held-out kappa improves
+
+Labels are plain ``{query_id: {doc_id: grade}}`` mappings; files are read with :func:`read_judge`
+and :func:`read_human`. Every statistic carries a 95% percentile CI from a bootstrap over queries.
+"""
+
+from relgrade.calibration._agreement import (
+    Agreement,
+    CalibrationReport,
+    Disagreement,
+    HumanAgreement,
+    Verdict,
+    agreement,
+    band_of,
+    check_labels_in_scale,
+    disagreements,
+    human_agreement,
+    verdict,
+)
+from relgrade.calibration._inputs import HumanLabels, JudgeLabels, read_human, read_judge
+from relgrade.calibration._mapping import (
+    Combination,
+    CombinationReport,
+    GradeMapping,
+    combine_judges,
+    fit_mapping,
+    identity_mapping,
+)
+from relgrade.calibration._report import render_combination, render_page, render_sections
+from relgrade.calibration._sample import SampleItem, sample_pairs, sample_size, write_sample
+
+__all__ = [
+    "Agreement",
+    "CalibrationReport",
+    "Combination",
+    "CombinationReport",
+    "Disagreement",
+    "GradeMapping",
+    "HumanAgreement",
+    "HumanLabels",
+    "JudgeLabels",
+    "SampleItem",
+    "Verdict",
+    "agreement",
+    "band_of",
+    "check_labels_in_scale",
+    "combine_judges",
+    "disagreements",
+    "fit_mapping",
+    "human_agreement",
+    "identity_mapping",
+    "read_human",
+    "read_judge",
+    "render_combination",
+    "render_page",
+    "render_sections",
+    "sample_pairs",
+    "sample_size",
+    "verdict",
+    "write_sample",
+]

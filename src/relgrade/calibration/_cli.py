@@ -1,0 +1,203 @@
+"""``relgrade calibrate`` and ``relgrade sample``: thin commands over :mod:`relgrade.calibration`."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import click
+
+from relgrade._errors import InputError
+
+
+def parse_scale(text: str) -> tuple[int, ...]:
+    """``"0-3"`` or ``"0,1,2,3"`` -> ``(0, 1, 2, 3)``."""
+    raw = text.strip()
+    try:
+        if "," in raw:
+            values = tuple(int(v) for v in raw.split(","))
+        elif "-" in raw[1:]:
+            lo, hi = raw[0] + raw[1:].split("-", 1)[0], raw[1:].split("-", 1)[1]
+            values = tuple(range(int(lo), int(hi) + 1))
+        else:
+            raise ValueError
+    except ValueError:
+        raise InputError(f"--scale {text!r} is not a scale; use e.g. 0-3 or 0,1,2,3") from None
+    if len(values) < 2 or list(values) != sorted(set(values)):
+        raise InputError(f"--scale {text!r} needs at least two increasing grades; e.g. 0-3")
+    return values
+
+
+def _fmt(a) -> str:
+    if a is None or not math.isfinite(a.value):
+        return "undefined"
+    ci = f"  [{a.ci95[0]:.3f}, {a.ci95[1]:.3f}]" if a.ci95 else "  [no CI]"
+    return f"{a.value:.3f}{ci}"
+
+
+def _names(paths: tuple[str, ...]) -> list[str]:
+    names: list[str] = []
+    for p in paths:
+        base = Path(p).stem or "judge"
+        name, i = base, 2
+        while name in names:
+            name, i = f"{base}-{i}", i + 1
+        names.append(name)
+    return names
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write ({exc.strerror}); check the directory exists", path=path) from None
+
+
+@click.command("calibrate")
+@click.option("--judge", "judges", multiple=True, required=True, metavar="PATH",
+              help="Judge labels: qrels (TREC/CSV/JSONL) or the judge's details JSONL. Repeat for several judges.")
+@click.option("--human", required=True, metavar="PATH",
+              help="Human labels: TREC qrels, CSV/JSONL (optional 'annotator' column) or a filled 'relgrade sample' file.")
+@click.option("--json", "json_out", metavar="OUT", help="Write the full result as JSON.")
+@click.option("--report", "report_out", metavar="OUT.html", help="Write a self-contained HTML report.")
+@click.option("--scale", default="0-3", show_default=True, help="Declared grade scale, e.g. 0-3 or 0,1,2.")
+@click.option("--threshold", default=2, show_default=True, type=int, help="Binary relevance: grade >= threshold.")
+@click.option("--n-boot", default=1000, show_default=True, type=click.IntRange(0), help="Bootstrap resamples of queries.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap and cross-validation seed.")
+@click.option("--mapping/--no-mapping", default=True, show_default=True,
+              help="Fit a monotone judge-to-human mapping (adopted only if held-out kappa improves beyond noise).")
+def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, seed, mapping):
+    """Agreement of judge labels with human labels (kappas, alpha, AUC...), each with a 95% query-bootstrap CI."""
+    from relgrade.calibration import (
+        agreement, combine_judges, disagreements, fit_mapping, read_human, read_judge, render_combination,
+        render_page,
+    )
+    from relgrade.calibration._inputs import dumps
+
+    scale_t = parse_scale(scale)
+    if json_out and Path(json_out).is_dir():
+        raise InputError("--json must be a file path, not a directory", path=json_out)
+    humans = read_human(human, scale=scale_t)
+    if humans.n_empty:
+        click.echo(f"skipped {humans.n_empty} row(s) with an empty grade in {human} (not labeled yet)")
+    loaded = [read_judge(p, scale=scale_t, name=n) for p, n in zip(judges, _names(judges))]
+    reports, audits = [], []
+    for jl in loaded:
+        if jl.n_unjudged:
+            click.echo(f"{jl.name}: {jl.n_unjudged} unjudged pair(s) (grade null) excluded")
+        try:
+            rep = agreement(jl.labels, humans.labels, scale=scale_t, binary_threshold=threshold, expected=jl.expected,
+                            annotations=humans.annotations or None, n_boot=n_boot, seed=seed, name=jl.name,
+                            model=jl.model, n_unjudged=jl.n_unjudged)
+        except InputError as exc:
+            raise InputError(f"{jl.source}: {exc}") from None
+        if mapping:
+            import dataclasses
+
+            fitted = fit_mapping(jl.labels, humans.labels, expected=jl.expected, scale=scale_t, n_boot=n_boot, seed=seed)
+            rep = dataclasses.replace(rep, mapping=fitted)
+        reports.append(rep)
+        info = {**humans.info, **jl.info}
+        audits.append(disagreements(jl.labels, humans.labels, info=info))
+    combo = None
+    if len(loaded) > 1:
+        combo = combine_judges({jl.name: jl.labels for jl in loaded}, humans.labels, scale=scale_t, n_boot=n_boot,
+                               seed=seed)
+
+    for rep in reports:
+        click.echo(f"\n== {rep.judge}" + (f" ({rep.model})" if rep.model else "")
+                   + f": {rep.n_pairs} pairs, {rep.n_queries} queries")
+        click.echo(f"verdict: {rep.verdict.text}")
+        rows = [("kappa", rep.kappa), ("kappa_linear", rep.kappa_linear), ("kappa_quadratic", rep.kappa_quadratic),
+                (f"binary_kappa (>= {rep.binary_threshold})", rep.binary_kappa),
+                ("krippendorff_alpha", rep.krippendorff_alpha), ("accuracy", rep.accuracy),
+                ("leniency (judge - human)", rep.leniency), *rep.continuous.items()]
+        for label, value in rows:
+            click.echo(f"  {label:<28} {_fmt(value)}")
+        ha = rep.human_agreement
+        if ha is not None:
+            click.echo(f"  human-human kappa ({ha.n_annotators} annotators, {ha.n_pairs} pairs) {_fmt(ha.pairwise_kappa)}")
+            if ha.judge_kappa is not None:
+                click.echo(f"  judge vs annotators kappa      {_fmt(ha.judge_kappa)}")
+        if rep.mapping is not None:
+            click.echo(f"  mapping: {rep.mapping.message}")
+        for note in rep.notes:
+            click.echo(f"  note: {note}")
+    if combo is not None:
+        click.echo(f"\n== several judges ({combo.n_pairs} pairs graded by all): {combo.recommendation}")
+        for c in combo.combinations:
+            click.echo(f"  {c.name:<28} {_fmt(c.kappa)}  {c.message}")
+
+    if json_out:
+        data = reports[0].to_dict()
+        if len(reports) > 1:
+            data["judges"] = [r.to_dict() for r in reports]
+            data["combination"] = combo.to_dict()
+        data["n_disagreements"] = len(audits[0])
+        _write(json_out, dumps(data) + "\n")
+        click.echo(f"\nwrote {json_out}")
+    if report_out:
+        page = render_page(reports, disagreements=audits,
+                           combination_html=render_combination(combo) if combo is not None else "")
+        _write(report_out, page)
+        click.echo(f"wrote {report_out}")
+    return 0
+
+
+@click.command("sample")
+@click.option("--judge", required=True, metavar="PATH", help="Judge labels: details JSONL (uses distributions) or qrels.")
+@click.option("--n", "n", type=int, default=None, help="Number of pairs to choose.")
+@click.option("--target-halfwidth", type=float, default=None,
+              help="Choose enough pairs for a kappa CI of about this half-width (e.g. 0.05).")
+@click.option("--assumed-kappa", type=float, default=0.5, show_default=True,
+              help="Kappa assumed when sizing by --target-halfwidth.")
+@click.option("--run", "run_path", metavar="PATH", help="Run (RAG JSONL) supplying query and chunk texts.")
+@click.option("--corpus", metavar="PATH", help="Corpus (doc_id, text) supplying chunk texts.")
+@click.option("--queries", "queries_path", metavar="PATH", help="Queries file (qid<TAB>query) supplying query texts.")
+@click.option("--exclude", metavar="PATH", help="Labels already collected (qrels/CSV/JSONL): those pairs are skipped.")
+@click.option("--scale", default="0-3", show_default=True, help="Declared grade scale, e.g. 0-3.")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--out", required=True, metavar="items.csv|items.jsonl", help="Where to write the pairs to label.")
+def sample(judge, n, target_halfwidth, assumed_kappa, run_path, corpus, queries_path, exclude, scale, seed, out):
+    """Choose the pairs humans should label next: stratified by judge grade and query, uncertain first."""
+    from relgrade.calibration import read_human, read_judge, sample_pairs, sample_size, write_sample
+
+    if (n is None) == (target_halfwidth is None):
+        raise InputError("give exactly one of --n or --target-halfwidth (e.g. --target-halfwidth 0.05)")
+    if Path(out).suffix.lower() not in {".csv", ".jsonl", ".ndjson"}:
+        raise InputError("--out must end in .csv or .jsonl", path=out)
+    scale_t = parse_scale(scale)
+    jl = read_judge(judge, scale=scale_t)
+    queries: dict[str, str] = {}
+    texts: dict[str, str] = {}
+    if run_path:
+        from relgrade.io import read_run
+
+        run = read_run(run_path)
+        queries.update(run.queries)
+        texts.update(run.texts)
+    if corpus:
+        from relgrade.io import read_corpus
+
+        texts.update(read_corpus(corpus))
+    if queries_path:
+        from relgrade.io import read_queries
+
+        queries.update(read_queries(queries_path))
+    done = read_human(exclude, scale=scale_t).labels if exclude else None
+    available = sum(len(d) for d in jl.labels.values())
+    if n is None:
+        n = sample_size(jl.labels, target_halfwidth, assumed_kappa=assumed_kappa)
+        click.echo(f"target half-width ±{target_halfwidth}: about {n} pairs (assuming kappa {assumed_kappa})")
+    items = sample_pairs(jl.labels, n=n, distribution=jl.distribution, exclude=done, seed=seed)
+    write_sample(items, out, queries=queries, texts=texts, info=jl.info)
+    counts: dict[int, int] = {}
+    for it in items:
+        counts[it.judge_grade] = counts.get(it.judge_grade, 0) + 1
+    spread = ", ".join(f"grade {g}: {c}" for g, c in sorted(counts.items()))
+    n_queries = len({it.query_id for it in items})
+    click.echo(f"wrote {len(items)} pairs ({spread}; {n_queries} queries) to {out}")
+    if len(items) < n:
+        click.echo(f"only {len(items)} of the {n} requested pairs are available ({available} judged)")
+    click.echo(f"fill the 'grade' column, then: relgrade calibrate --judge {judge} --human {out}")
+    return 0
