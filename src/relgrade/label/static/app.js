@@ -195,6 +195,7 @@
 
   function askName() {
     show("name-view");
+    $("progress-text").textContent = items.length + " pairs to label";
     const input = $("name-input");
     input.value = annotator;
     input.focus();
