@@ -272,14 +272,14 @@ def verdict(kappa: Agreement, *, n_pairs: int, n_queries: int, model: str | None
         if lo_band != hi_band:
             text += f"; the CI spans {lo_band} to {hi_band}"
         half = (ci[1] - ci[0]) / 2
-        if half <= target:
+        if half <= target + 1e-9:
             text += f"; the CI is already within ±{target:.2f}"
             needed, more = n_pairs, 0
         else:
             factor = (half / target) ** 2
-            needed = int(math.ceil(n_pairs * factor))
+            needed = int(math.ceil(n_pairs * factor - 1e-9))
             more = needed - n_pairs
-            more_queries = int(math.ceil(n_queries * factor)) - n_queries
+            more_queries = int(math.ceil(n_queries * factor - 1e-9)) - n_queries
             text += (f"; about {more} more labeled pairs (≈ {more_queries} more queries at the current pairs per "
                      f"query) would shrink the CI to ±{target:.2f}")
     if model and model.startswith("local/"):

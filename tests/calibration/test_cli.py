@@ -1,0 +1,157 @@
+"""relgrade calibrate / sample through the real CLI entry point, on real files."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from relgrade import InputError
+from relgrade.cli import main
+from relgrade.calibration import read_human, read_judge
+from relgrade.io import read_qrels
+
+
+@pytest.fixture()
+def files(tmp_path):
+    rng = np.random.default_rng(0)
+    human_lines, judge_lines, details = [], [], []
+    for q in range(12):
+        for d in range(10):
+            h = int(rng.integers(0, 4))
+            j = h if rng.random() < 0.6 else int(rng.integers(0, 4))
+            human_lines.append(f"q{q} 0 d{d} {h}")
+            judge_lines.append(f"q{q} 0 d{d} {j}")
+            p = np.full(4, 0.1)
+            p[j] = 0.7
+            details.append({"query_id": f"q{q}", "doc_id": f"d{d}", "grade": j,
+                            "distribution": {str(i): float(p[i]) for i in range(4)},
+                            "expected_grade": float(p @ np.arange(4)), "reason": "<b>mentions</b> the term",
+                            "query": f"question {q}", "text": f"chunk <script>alert({d})</script>",
+                            "model": "local/gemma-3-270m"})
+    details.append({"query_id": "q0", "doc_id": "dx", "grade": None, "reason": "unparseable", "model": "local/x"})
+    (tmp_path / "human.txt").write_text("\n".join(human_lines) + "\n")
+    (tmp_path / "judge.txt").write_text("\n".join(judge_lines) + "\n")
+    (tmp_path / "details.jsonl").write_text("".join(json.dumps(o) + "\n" for o in details))
+    return tmp_path
+
+
+def test_calibrate_writes_the_json_contract_and_a_safe_report(files, capsys):
+    out, html = files / "out.json", files / "report.html"
+    code = main(["calibrate", "--judge", str(files / "details.jsonl"), "--human", str(files / "human.txt"),
+                 "--json", str(out), "--report", str(html), "--n-boot", "200"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "1 unjudged pair(s)" in printed and "verdict:" in printed
+    data = json.loads(out.read_text())
+    assert data["n_pairs"] == 120 and data["n_queries"] == 12 and data["n_unjudged"] == 1
+    for key in ("kappa", "kappa_linear", "kappa_quadratic", "binary_kappa", "krippendorff_alpha", "accuracy"):
+        assert data[key]["value"] is not None and len(data[key]["ci95"]) == 2
+    assert {"confusion_matrix", "leniency", "verdict", "mapping", "spearman", "kendall", "auc"} <= set(data)
+    assert data["mapping"]["adopted"] in (True, False)
+    page = html.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page
+    assert "<script" not in page and "&lt;script&gt;" in page  # untrusted chunk escaped
+    assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in page
+    assert "plumbing default" in page
+
+
+def test_calibrate_several_judges(files):
+    out = files / "out.json"
+    code = main(["calibrate", "--judge", str(files / "details.jsonl"), "--judge", str(files / "judge.txt"),
+                 "--human", str(files / "human.txt"), "--json", str(out), "--n-boot", "100"])
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert len(data["judges"]) == 2 and data["combination"]["n_pairs"] == 120
+    assert data["judges"][0]["kappa"] == data["judges"][1]["kappa"]  # same grades in both files
+
+
+def _error(capsys, argv):
+    code = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.startswith("relgrade: error:") and "\n" not in err
+    return err
+
+
+def test_out_of_scale_labels_exit_2_with_count_and_line(files, capsys):
+    bad = files / "bad.txt"
+    bad.write_text("q0 0 d0 1\nq0 0 d1 4\nq0 0 d2 7\n")
+    err = _error(capsys, ["calibrate", "--judge", str(bad), "--human", str(files / "human.txt")])
+    assert "2 label(s) outside the scale [0, 1, 2, 3]" in err and "line 2" in err and "q0 0 d1 4" in err
+
+
+def test_user_errors_exit_2(files, capsys):
+    assert "no such" in _error(capsys, ["calibrate", "--judge", str(files / "nope.txt"), "--human",
+                                        str(files / "human.txt")])
+    other = files / "other.txt"
+    other.write_text("z1 0 y1 1\n")
+    assert "no (query, doc) pair" in _error(capsys, ["calibrate", "--judge", str(other), "--human",
+                                                     str(files / "human.txt")])
+    assert "--scale" in _error(capsys, ["calibrate", "--judge", str(other), "--human", str(other), "--scale", "x"])
+    assert "exactly one of --n" in _error(capsys, ["sample", "--judge", str(other), "--out", str(files / "s.csv")])
+
+
+def test_sample_then_calibrate_reads_the_filled_file_back(files, capsys):
+    items = files / "items.csv"
+    code = main(["sample", "--judge", str(files / "details.jsonl"), "--n", "20", "--out", str(items), "--seed", "3"])
+    assert code == 0
+    rows = list(csv.DictReader(items.open()))
+    assert len(rows) == 20
+    assert list(rows[0]) == ["query_id", "query", "doc_id", "text", "judge_grade", "grade"]
+    assert all(r["grade"] == "" for r in rows)
+    assert {r["judge_grade"] for r in rows} == {"0", "1", "2", "3"}  # every grade represented
+    assert rows[0]["query"].startswith("question") and rows[0]["text"].startswith("chunk")
+    with pytest.raises(InputError):
+        read_qrels(items)  # an empty grade is an error for the plain qrels reader...
+    human = {tuple(l.split()[0::2]): l.split()[3] for l in (files / "human.txt").read_text().splitlines()}
+    for r in rows[:15]:  # humans filled 15 of the 20
+        r["grade"] = human[(r["query_id"], r["doc_id"])]
+    with items.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    assert read_human(items).n_empty == 5  # ...but calibrate's reader skips and counts it
+    capsys.readouterr()
+    code = main(["calibrate", "--judge", str(files / "details.jsonl"), "--human", str(items), "--n-boot", "50",
+                 "--json", str(files / "o.json")])
+    assert code == 0
+    assert "skipped 5 row(s) with an empty grade" in capsys.readouterr().out
+    assert json.loads((files / "o.json").read_text())["n_pairs"] == 15
+
+
+def test_sample_sized_by_target_halfwidth_and_excluding_labeled(files, capsys):
+    items = files / "items.jsonl"
+    code = main(["sample", "--judge", str(files / "judge.txt"), "--target-halfwidth", "0.2", "--out", str(items),
+                 "--exclude", str(files / "human.txt")])
+    # every judged pair is already human-labeled: nothing left to sample
+    assert code == 2 and "no judged pair left" in capsys.readouterr().err
+
+
+def test_read_judge_details_keeps_scores_and_counts_unjudged(files):
+    jl = read_judge(files / "details.jsonl")
+    assert jl.n_unjudged == 1 and jl.model == "local/gemma-3-270m"
+    assert len(jl.expected) == 12 and jl.distribution[("q0", "d0")][0] in (0.1, 0.7)
+    assert jl.info[("q0", "d0")]["reason"].startswith("<b>")
+    plain = read_judge(files / "judge.txt")
+    assert plain.expected is None and plain.labels == {q: dict(d) for q, d in jl.labels.items()}
+
+
+def test_human_annotator_column_gives_the_ceiling(files, capsys):
+    rng = np.random.default_rng(4)
+    lines = ["query_id,doc_id,grade,annotator"]
+    for q in range(12):
+        for d in range(10):
+            truth = int(rng.integers(0, 4))
+            for who in ("ann1", "ann2"):
+                g = truth if rng.random() < 0.8 else int(rng.integers(0, 4))
+                lines.append(f"q{q},d{d},{g},{who}")
+    (files / "two.csv").write_text("\n".join(lines) + "\n")
+    out = files / "o.json"
+    assert main(["calibrate", "--judge", str(files / "judge.txt"), "--human", str(files / "two.csv"),
+                 "--n-boot", "100", "--json", str(out)]) == 0
+    ha = json.loads(out.read_text())["human_agreement"]
+    assert ha["n_annotators"] == 2 and ha["n_pairs"] == 120
+    assert ha["pairwise_kappa"]["value"] > ha["judge_kappa"]["value"]
+    assert "human-human kappa" in capsys.readouterr().out
