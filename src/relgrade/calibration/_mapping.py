@@ -178,8 +178,10 @@ def fit_mapping(
         message = (f"adopted the monotone mapping from the judge's {source}: held-out {statistic} rose from "
                    f"{before.value:.3f} to {after.value:.3f} (gain {gain.value:+.3f}, {ci_text}, {n_folds}-fold by query)")
     else:
-        message = (f"kept identity because the held-out {statistic} gain of the fitted mapping is within the noise "
-                   f"({before.value:.3f} -> {after.value:.3f}, gain {gain.value:+.3f}, {ci_text}, {n_folds}-fold by query)")
+        why = ("the fitted mapping lowers the held-out " + statistic if ci is not None and ci[1] < 0 else
+               "the held-out " + statistic + " gain of the fitted mapping is not above the noise")
+        message = (f"kept identity because {why} ({before.value:.3f} -> {after.value:.3f}, gain {gain.value:+.3f}, "
+                   f"{ci_text}, {n_folds}-fold by query)")
     return GradeMapping(adopted, source if adopted else "grade", scale, points if adopted else (), statistic,
                         before, after, gain, n_folds, message)
 

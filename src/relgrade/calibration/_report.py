@@ -118,7 +118,7 @@ def _distributions(report: CalibrationReport) -> str:
     for i, (g, (hs, js)) in enumerate(zip(scale, shares)):
         x0 = left + group * i + group / 6
         for off, share, colour in ((0, hs, "#8a94a6"), (bar, js, "#4a63c8")):
-            h = (height - bottom) * share / top
+            h = (height - bottom - 20) * share / top
             parts.append(f'<rect x="{x0 + off:.1f}" y="{height - bottom - h:.1f}" width="{bar:.1f}" height="{h:.1f}" '
                          f'fill="{colour}"/>')
             parts.append(f'<text x="{x0 + off + bar / 2:.1f}" y="{height - bottom - h - 3:.1f}" font-size="10" '
