@@ -1,0 +1,67 @@
+"""The LLM judge: grade retrieved chunks 0-3 through any litellm provider, never lose or double-pay.
+
+Python API::
+
+    from relgrade.io import read_run
+    from relgrade.judge import JudgeConfig, judge_pairs, pool
+
+    pairs = pool([read_run("run.jsonl")], depth=10)                 # list[Pair]
+    result = judge_pairs(pairs, model="openai/gpt-4o-mini", prompt="graded",
+                         store=".relgrade/judgments.sqlite",
+                         config=JudgeConfig(concurrency=32, timeout=30, max_cost=2.0))
+    result.qrels()          # {query_id: {doc_id: grade}} of the judged pairs
+    result.unjudged         # Judgments without a grade (raw answer and reason kept)
+    result.counts()         # pairs, judged, cached, unjudged, failed, remaining
+
+- :func:`pool` takes the union of the top ``depth`` of every run; texts come from JSONL runs or
+  ``corpus``/``queries`` mappings.
+- :func:`judge_pairs` judges each pair on its own (pointwise), once per distinct (query, chunk
+  text), through litellm (``openai/...``, ``anthropic/...``, ``ollama/...``, any OpenAI-compatible
+  server with ``api_base``). Every answer is committed to a SQLite store the moment it arrives,
+  keyed by (model, prompt hash, sampling params, query text, chunk text), so a re-run pays for
+  nothing and a killed run pays again only for the calls that were in flight. Inside an event
+  loop use ``await ajudge_pairs(...)``.
+- :func:`estimate` is the dry run: pairs, cached, prompt tokens and dollars, paying nothing.
+- :class:`JudgeConfig` holds retries, timeout, concurrency, temperature, samples, rate and cost
+  limits. Only temperature, max_tokens and the sample index enter the store key.
+- :func:`load_prompt` loads ``graded`` (0-3), ``binary`` (0-1), ``local`` or a prompt file; prompts
+  are versioned by the sha256 of their content.
+- :func:`parse_answer` and :func:`grade_distribution` read a grade and, from token logprobs,
+  the distribution over the scale and its expected grade.
+
+The default model, ``local/gemma3-270m``, runs offline in-process (``pip install
+'relgrade[local]'``). It is a plumbing default with near-zero agreement with human labels: calibrate
+it (``relgrade calibrate``) like any judge before trusting its grades.
+"""
+
+from relgrade.judge._config import JudgeConfig
+from relgrade.judge._judge import (
+    DEFAULT_MODEL, DryRun, JudgeResult, Judgment, ajudge_pairs, estimate, judge_pairs,
+)
+from relgrade.judge._parse import Parsed, expected_grade, grade_distribution, parse_answer
+from relgrade.judge._pool import Pair, pool
+from relgrade.judge._prompt import Prompt, delimit, load_prompt
+from relgrade.judge._store import DEFAULT_STORE, JudgmentStore, judgment_key
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "DEFAULT_STORE",
+    "DryRun",
+    "JudgeConfig",
+    "JudgeResult",
+    "Judgment",
+    "JudgmentStore",
+    "Pair",
+    "Parsed",
+    "Prompt",
+    "ajudge_pairs",
+    "delimit",
+    "estimate",
+    "expected_grade",
+    "grade_distribution",
+    "judge_pairs",
+    "judgment_key",
+    "load_prompt",
+    "parse_answer",
+    "pool",
+]

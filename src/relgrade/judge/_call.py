@@ -1,0 +1,315 @@
+"""One model call through litellm: retries (tenacity), timeout, rate limits, cost, and clear failures.
+
+Retried with exponential backoff and jitter: HTTP 408, 409, 429 and 5xx, connection errors and
+timeouts; a ``Retry-After`` (or ``retry-after-ms``) header sets the wait instead. Failing fast:
+400, 401, 402, 403, 404 and 422 stop the whole run with one line (e.g. ``authentication failed
+for openai: set OPENAI_API_KEY``), except a context-window or content-policy rejection, which only
+concerns that pair (it is reported as failed, not stored). litellm's and the OpenAI client's own
+retries are turned off so every attempt is ours and counted.
+
+API keys are never logged or stored: every error text that leaves this module goes through
+:func:`redact`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import os
+import random
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from relgrade._errors import InputError
+from relgrade.judge._config import JudgeConfig
+
+_RETRY_STATUS = {408, 409, 429}
+_FATAL_STATUS = {400, 401, 402, 403, 404, 422}
+_ENV_KEYS = {
+    "openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "azure": "AZURE_API_KEY",
+    "gemini": "GEMINI_API_KEY", "mistral": "MISTRAL_API_KEY", "groq": "GROQ_API_KEY",
+    "together_ai": "TOGETHERAI_API_KEY", "openrouter": "OPENROUTER_API_KEY", "cohere": "COHERE_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY", "fireworks_ai": "FIREWORKS_AI_API_KEY", "xai": "XAI_API_KEY",
+}
+_KEYLIKE = re.compile(r"\b(sk|pk|key|api|xai|gsk|AIza)[-_A-Za-z0-9]*[-_][A-Za-z0-9*_\-]{6,}|\bAIza[0-9A-Za-z_\-]{20,}")
+_BEARER = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
+
+
+class FatalCallError(Exception):
+    """A failure that no retry fixes and that concerns every pair (auth, bad request, no model)."""
+
+
+class PairCallError(Exception):
+    """A failure of this pair only (no answer after the retries, context window exceeded)."""
+
+
+def import_litellm():
+    """litellm, imported lazily with the local price table and without its banner."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def provider_of(model: str) -> str:
+    return model.split("/", 1)[0] if "/" in model else "openai"
+
+
+def key_env(model: str, api_key_env: str | None = None) -> str:
+    return api_key_env or _ENV_KEYS.get(provider_of(model), f"{provider_of(model).upper()}_API_KEY")
+
+
+def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """``text`` with every given secret and anything shaped like an API key or bearer token masked."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    text = _BEARER.sub(r"\1***", text)
+    return _KEYLIKE.sub("***", text)
+
+
+def _status(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds from a ``retry-after-ms`` or ``Retry-After`` header on the error's response, or None."""
+    headers = getattr(exc, "litellm_response_headers", None)
+    if headers is None:
+        headers = getattr(getattr(exc, "response", None), "headers", None)
+    if not headers:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(0.0, float(ms) / 1000.0)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            from email.utils import parsedate_to_datetime
+
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
+        return True
+    try:
+        import openai
+
+        if isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError)):
+            return True
+    except ImportError:  # pragma: no cover - litellm depends on openai
+        pass
+    status = _status(exc)
+    return status is not None and (status in _RETRY_STATUS or status >= 500)
+
+
+def _pair_only(exc: BaseException) -> bool:
+    name = type(exc).__name__
+    return name in {"ContextWindowExceededError", "ContentPolicyViolationError"}
+
+
+def fatal_message(exc: BaseException, model: str, api_key_env: str | None, secrets: tuple[str, ...]) -> str:
+    provider = provider_of(model)
+    env = key_env(model, api_key_env)
+    status = _status(exc)
+    detail = redact(" ".join(str(getattr(exc, "message", exc)).split()), secrets)[:300]
+    if status == 401:
+        return f"authentication failed for {provider}: set {env} ({detail})"
+    if status == 403:
+        return f"permission denied by {provider} for {model}: check that the key in {env} may use it ({detail})"
+    if status == 402:
+        return f"{provider} wants payment for {model}: check the account of the key in {env} ({detail})"
+    if status == 404:
+        return f"model {model} not found at {provider}: check --model and --api-base ({detail})"
+    return f"{provider} rejected the request for {model} with HTTP {status}: {detail}"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one paid call returned."""
+
+    content: str
+    logprobs: Any
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    latency_s: float
+    attempts: int
+
+
+class _Window:
+    """A sliding 60-second window limit (requests or tokens per minute)."""
+
+    def __init__(self, per_minute: float):
+        self.limit = float(per_minute)
+        self.events: collections.deque[tuple[float, float]] = collections.deque()
+        self.used = 0.0
+        self.lock = asyncio.Lock()
+
+    async def acquire(self, weight: float) -> None:
+        weight = min(weight, self.limit)
+        async with self.lock:
+            while True:
+                now = time.monotonic()
+                while self.events and self.events[0][0] <= now - 60.0:
+                    self.used -= self.events.popleft()[1]
+                if self.used + weight <= self.limit or not self.events:
+                    self.events.append((now, weight))
+                    self.used += weight
+                    return
+                await asyncio.sleep(self.events[0][0] + 60.0 - now + 0.001)
+
+
+class Caller:
+    """Calls one model with the retry, timeout and rate-limit policy of a :class:`JudgeConfig`."""
+
+    def __init__(self, model: str, config: JudgeConfig, *, api_base: str | None = None,
+                 api_key: str | None = None, api_key_env: str | None = None):
+        self.model = model
+        self.config = config
+        self.api_base = api_base
+        self.api_key = api_key if api_key is not None else (os.environ.get(api_key_env) if api_key_env else None)
+        self.api_key_env = api_key_env
+        self.local = model.startswith("local/")
+        self.logprobs = config.logprobs
+        self.rpm = _Window(config.rpm) if config.rpm else None
+        self.tpm = _Window(config.tpm) if config.tpm else None
+        self.litellm = import_litellm()
+        self.secrets = tuple(s for s in (self.api_key,) if s)
+        self.sleeps: list[tuple[str, float]] = []  # (status or error type, seconds waited) per retry
+
+    def _kwargs(self, sample: int) -> dict[str, Any]:
+        cfg = self.config
+        kwargs: dict[str, Any] = {"model": self.model, "temperature": cfg.temperature,
+                                  "max_tokens": cfg.max_tokens, "timeout": cfg.timeout}
+        if self.local:
+            if self.logprobs:
+                kwargs.update(logprobs=True, top_logprobs=4)
+            return kwargs
+        kwargs.update(max_retries=0, num_retries=0, drop_params=True)
+        if self.logprobs:
+            kwargs.update(logprobs=True, top_logprobs=cfg.top_logprobs)
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self.api_key:
+            kwargs["api_key"] = self.api_key
+        if sample and cfg.temperature > 0:
+            kwargs["seed"] = sample
+        return kwargs
+
+    async def complete(self, messages: list[dict[str, str]], *, sample: int = 0, est_tokens: int = 0) -> Answer:
+        """One answer, retried per the policy; raises :class:`FatalCallError` or :class:`PairCallError`."""
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+        cfg = self.config
+
+        def wait(state) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            after = retry_after(exc) if exc is not None else None
+            if after is not None:
+                return min(after, cfg.max_retry_after)
+            exp = cfg.backoff_initial * 2.0 ** (state.attempt_number - 1)
+            return min(cfg.backoff_max, exp) + random.uniform(0.0, cfg.backoff_jitter)
+
+        def before_sleep(state) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            what = str(_status(exc) or type(exc).__name__)
+            self.sleeps.append((what, float(state.next_action.sleep if state.next_action else 0.0)))
+
+        attempts = 0
+        try:
+            async for attempt in AsyncRetrying(stop=stop_after_attempt(cfg.max_attempts), wait=wait,
+                                               retry=retry_if_exception(is_retryable), reraise=True,
+                                               before_sleep=before_sleep):
+                with attempt:
+                    attempts += 1
+                    return await self._once(messages, sample, est_tokens, attempts)
+        except (FatalCallError, PairCallError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - classified below
+            status = _status(exc)
+            if _pair_only(exc):
+                raise PairCallError(redact(f"{type(exc).__name__}: {exc}", self.secrets)[:300]) from None
+            if status in _FATAL_STATUS or type(exc).__name__ in {"AuthenticationError", "PermissionDeniedError"}:
+                if status == 400 and self.logprobs and "logprob" in str(exc).lower():
+                    self.logprobs = False  # the server refuses logprobs: go on without them
+                    return await self.complete(messages, sample=sample, est_tokens=est_tokens)
+                raise FatalCallError(fatal_message(exc, self.model, self.api_key_env, self.secrets)) from None
+            what = "timed out" if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or status == 408 else (
+                f"HTTP {status}" if status else type(exc).__name__)
+            detail = redact(" ".join(str(exc).split()), self.secrets)[:200]
+            raise PairCallError(f"no answer after {attempts} attempts ({what}: {detail})") from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _once(self, messages, sample: int, est_tokens: int, attempt: int) -> Answer:
+        if self.rpm is not None:
+            await self.rpm.acquire(1)
+        if self.tpm is not None:
+            await self.tpm.acquire(est_tokens + self.config.max_tokens)
+        start = time.perf_counter()
+        guard = self.config.timeout * 1.5 + 1.0  # in case a provider ignores its timeout
+        response = await asyncio.wait_for(
+            self.litellm.acompletion(messages=messages, **self._kwargs(sample)), guard)
+        latency = time.perf_counter() - start
+        choice = response.choices[0]
+        content = getattr(choice.message, "content", None) or ""
+        usage = getattr(response, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        return Answer(content, getattr(choice, "logprobs", None), prompt_tokens, completion_tokens,
+                      self._cost(response), latency, attempt)
+
+    def _cost(self, response) -> float | None:
+        hidden = getattr(response, "_hidden_params", None) or {}
+        cost = hidden.get("response_cost")
+        if isinstance(cost, (int, float)):
+            return float(cost)
+        try:
+            return float(self.litellm.completion_cost(completion_response=response, model=self.model))
+        except Exception:  # noqa: BLE001 - model not in litellm's price table
+            return None
+
+
+def price_per_token(model: str) -> tuple[float, float] | None:
+    """(input, output) USD per token from litellm's price table, or None when the model is unknown."""
+    if model.startswith("local/"):
+        return (0.0, 0.0)
+    litellm = import_litellm()
+    try:
+        cin, cout = litellm.cost_per_token(model=model, prompt_tokens=1_000_000, completion_tokens=1_000_000)
+    except Exception:  # noqa: BLE001
+        return None
+    return (cin / 1_000_000, cout / 1_000_000)
+
+
+def count_tokens(model: str, messages: list[dict[str, str]]) -> int:
+    """Prompt tokens by litellm's tokenizer for the model, else ``ceil(chars / 3)``."""
+    try:
+        return int(import_litellm().token_counter(model=model, messages=messages))
+    except Exception:  # noqa: BLE001
+        return sum(-(-len(m["content"]) // 3) for m in messages) + 4 * len(messages)
+
+
+def check_local(model: str) -> None:
+    """Register the embedded ``local`` provider when the model asks for it (InputError if missing)."""
+    if model.startswith("local/"):
+        try:
+            from relgrade.judge import _local
+        except ImportError:
+            raise InputError("the local judge needs the 'local' extra: pip install 'relgrade[local]'") from None
+        _local.register(model)
+
+
+__all__ = ["Answer", "Caller", "FatalCallError", "PairCallError", "check_local", "count_tokens",
+           "import_litellm", "is_retryable", "key_env", "price_per_token", "redact", "retry_after"]

@@ -1,0 +1,365 @@
+"""A fake OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks.
+
+It speaks just enough of the OpenAI API for litellm (model ``openai/<name>``,
+``api_base=server.base_url``, any fake key) and answers a judge prompt deterministically.
+
+API
+---
+In-process (a daemon thread; stops itself after ``lifetime`` seconds or ``max_requests``)::
+
+    from tests.fakes.openai_server import FakeOpenAIServer   # or load the file by path
+    with FakeOpenAIServer(latency=0.05) as server:
+        litellm.acompletion(model="openai/gpt-4o-mini", api_base=server.base_url, api_key="sk-fake", ...)
+        server.stats()        # {"requests": n, "paid": n, "by_pair": {pair_key: {"requests", "paid", "faults"}}}
+
+In a separate process (so its CPU is not counted, or so it outlives a killed client)::
+
+    handle = spawn_server(latency=0.4)     # -> ServerProcess(base_url, port, stats(), stop())
+    python tests/fakes/openai_server.py --latency 0.4    # prints "PORT <n>" then serves
+
+Grades: a marker ``[[grade=N]]`` anywhere in the prompt gives grade N; otherwise the grade is
+``sha256(first user message) % 4``. The answer is ``{"grade": N, "reason": "fake judge"}``, with
+OpenAI-shaped token logprobs when ``logprobs`` is requested: the digit token's ``top_logprobs``
+put ``0.7`` on N, the rest spread evenly over the other digits of 0..3, plus one non-digit token.
+
+Faults: a marker ``[[faults=F1;F2;...]]`` in the prompt scripts the successive requests of that
+pair (the n-th request of a pair gets ``Fn``; later ones succeed). A *pair* is identified by
+``pair_key`` = first 16 hex of sha256 of the first user message, so a repair retry (which
+appends messages) counts as the same pair. Faults:
+
+- ``429`` or ``429:S`` - rate limited with ``Retry-After: S`` (default 1; fractions allowed)
+- ``500``, ``502``, ``503``, ``408``, ``409``, ``400``, ``401``, ``403`` - that status, JSON error body
+- ``drop`` - close the connection without any response
+- ``hang`` - wait ``hang_seconds`` (default 5) and then close without a response
+- ``garbage`` - a 200 answer whose content has no grade (counts as paid)
+- ``offscale`` - a 200 answer with grade 7 (counts as paid)
+
+``paid`` counts 200 answers (what a real provider would bill). ``require_key`` makes every request
+without ``Authorization: Bearer <require_key>`` a 401. The server never stores or logs the key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["FakeOpenAIServer", "ServerProcess", "pair_key", "spawn_server"]
+
+_GRADE = re.compile(r"\[\[grade=(\d+)\]\]")
+_FAULTS = re.compile(r"\[\[faults=([^\]]*)\]\]")
+
+
+def pair_key(messages: list[dict[str, Any]]) -> str:
+    """The identity of a pair on the server: sha256 of the first user message, 16 hex."""
+    first = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+    if isinstance(first, list):  # content parts
+        first = "".join(part.get("text", "") for part in first if isinstance(part, dict))
+    return hashlib.sha256(first.encode("utf-8")).hexdigest()[:16]
+
+
+class _State:
+    def __init__(self, latency: float, hang_seconds: float, require_key: str | None, max_requests: int):
+        self.latency = latency
+        self.hang_seconds = hang_seconds
+        self.require_key = require_key
+        self.max_requests = max_requests
+        self.lock = threading.Lock()
+        self.requests = 0
+        self.paid = 0
+        self.by_pair: dict[str, dict[str, int]] = {}
+
+    def count(self, key: str) -> int:
+        with self.lock:
+            self.requests += 1
+            row = self.by_pair.setdefault(key, {"requests": 0, "paid": 0, "faults": 0})
+            row["requests"] += 1
+            return row["requests"] - 1
+
+    def mark(self, key: str, field: str) -> None:
+        with self.lock:
+            self.by_pair[key][field] += 1
+            if field == "paid":
+                self.paid += 1
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            return {"requests": self.requests, "paid": self.paid,
+                    "by_pair": {k: dict(v) for k, v in self.by_pair.items()}}
+
+    def reset(self) -> None:
+        with self.lock:
+            self.requests = self.paid = 0
+            self.by_pair.clear()
+
+
+def _answer_text(messages: list[dict[str, Any]]) -> str:
+    return "\n".join(m.get("content") or "" for m in messages if isinstance(m.get("content"), str))
+
+
+def _digit_logprobs(grade: int) -> dict[str, Any]:
+    """OpenAI-shaped logprobs for ``{"grade": N, "reason": "fake judge"}``."""
+    probs = {str(d): (0.7 if d == grade else 0.3 / 3) for d in range(4)} if 0 <= grade <= 3 else {str(grade): 1.0}
+    top = sorted(probs.items(), key=lambda kv: -kv[1])
+    top_logprobs = [{"token": t, "logprob": math.log(p), "bytes": list(t.encode())} for t, p in top]
+    top_logprobs.append({"token": " ", "logprob": math.log(1e-4), "bytes": [32]})
+    tokens = ['{"', "grade", '":', " ", str(grade), ',"', "reason", '":"', "fake", " judge", '"}']
+    content = []
+    for tok in tokens:
+        if tok == str(grade):
+            content.append({"token": tok, "logprob": math.log(probs[tok]), "bytes": list(tok.encode()),
+                            "top_logprobs": top_logprobs})
+        else:
+            content.append({"token": tok, "logprob": -0.001, "bytes": list(tok.encode()),
+                            "top_logprobs": [{"token": tok, "logprob": -0.001, "bytes": list(tok.encode())}]})
+    return {"content": content}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "FakeOpenAI/1.0"
+    state: _State  # set on the subclass
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet, and never log headers
+        pass
+
+    def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _drop(self) -> None:
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def do_GET(self) -> None:  # noqa: N802
+        if self.path.rstrip("/") in {"/_stats", "/v1/_stats"}:
+            self._send(200, self.state.snapshot())
+        elif self.path.rstrip("/") in {"/v1/models", "/models"}:
+            self._send(200, {"object": "list", "data": []})
+        else:
+            self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        path = self.path.rstrip("/")
+        if path in {"/_reset", "/v1/_reset"}:
+            self.state.reset()
+            self._send(200, {"ok": True})
+            return
+        if path not in {"/v1/chat/completions", "/chat/completions"}:
+            self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+            return
+        try:
+            body = json.loads(raw or b"{}")
+            messages = body["messages"]
+        except (ValueError, KeyError, TypeError):
+            self._send(400, {"error": {"message": "bad request body", "type": "invalid_request_error"}})
+            return
+        state = self.state
+        if state.requests >= state.max_requests:
+            self._send(503, {"error": {"message": "fake server request budget exhausted", "type": "server_error"}})
+            return
+        key = pair_key(messages)
+        n = state.count(key)
+        if state.require_key is not None and self.headers.get("Authorization") != f"Bearer {state.require_key}":
+            self._send(401, {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error",
+                                       "code": "invalid_api_key"}})
+            return
+        text = _answer_text(messages)
+        match = _FAULTS.search(text)
+        script = [f.strip() for f in match.group(1).split(";") if f.strip()] if match else []
+        fault = script[n] if n < len(script) else None
+        if state.latency:
+            time.sleep(state.latency)
+        if fault is not None and fault not in {"garbage", "offscale"}:
+            state.mark(key, "faults")
+            self._fault(fault)
+            return
+        if fault == "garbage":
+            content = "I think this passage is quite relevant, all things considered."
+            grade = None
+        else:
+            found = _GRADE.search(text)
+            if found:
+                grade = int(found.group(1))
+            else:
+                grade = int(hashlib.sha256(key.encode()).hexdigest(), 16) % 4
+            if fault == "offscale":
+                grade = 7
+            content = json.dumps({"grade": grade, "reason": "fake judge"})
+        prompt_tokens = max(1, len(text) // 4)
+        completion_tokens = 12
+        choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
+                                  "message": {"role": "assistant", "content": content}}
+        if body.get("logprobs") and grade is not None:
+            choice["logprobs"] = _digit_logprobs(grade)
+        state.mark(key, "paid")
+        self._send(200, {
+            "id": f"chatcmpl-{key}-{n}", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", "fake"), "choices": [choice],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens},
+        })
+
+    def _fault(self, fault: str) -> None:
+        if fault == "drop":
+            self._drop()
+        elif fault == "hang":
+            time.sleep(self.state.hang_seconds)
+            self._drop()
+        elif fault.startswith("429"):
+            _, _, seconds = fault.partition(":")
+            self._send(429, {"error": {"message": "Rate limit reached", "type": "rate_limit_error"}},
+                       {"Retry-After": seconds or "1"})
+        elif fault.isdigit():
+            status = int(fault)
+            self._send(status, {"error": {"message": f"fake error {status}", "type": "server_error"}})
+        else:
+            self._send(500, {"error": {"message": f"unknown fault {fault!r}", "type": "server_error"}})
+
+
+class FakeOpenAIServer:
+    """The fake server in a daemon thread of this process. Use as a context manager.
+
+    ``latency``: seconds before every answer. ``hang_seconds``: how long a ``hang`` lasts.
+    ``require_key``: expected bearer key (else 401). ``max_requests``: beyond it every request is
+    a 503. ``lifetime``: the server shuts itself down after this many seconds.
+    """
+
+    def __init__(self, *, latency: float = 0.0, hang_seconds: float = 5.0, require_key: str | None = None,
+                 max_requests: int = 100_000, lifetime: float = 600.0, port: int = 0):
+        self.state = _State(latency, hang_seconds, require_key, max_requests)
+        handler = type("Handler", (_Handler,), {"state": self.state})
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self._httpd.daemon_threads = True
+        self._httpd.request_queue_size = 256
+        self.port: int = self._httpd.server_address[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.lifetime = lifetime
+        self._thread: threading.Thread | None = None
+        self._timer: threading.Timer | None = None
+
+    def start(self) -> "FakeOpenAIServer":
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        self._timer = threading.Timer(self.lifetime, self.stop)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def stats(self) -> dict[str, Any]:
+        return self.state.snapshot()
+
+    def reset(self) -> None:
+        self.state.reset()
+
+    def __enter__(self) -> "FakeOpenAIServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+@dataclass
+class ServerProcess:
+    """A fake server running in a child process (see :func:`spawn_server`)."""
+
+    process: subprocess.Popen
+    port: int
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def stats(self) -> dict[str, Any]:
+        import urllib.request
+
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_stats", timeout=10) as resp:
+            return json.loads(resp.read())
+
+    def reset(self) -> None:
+        import urllib.request
+
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}/_reset", data=b"{}", method="POST")
+        with urllib.request.urlopen(req, timeout=10):
+            pass
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def __enter__(self) -> "ServerProcess":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def spawn_server(*, latency: float = 0.0, hang_seconds: float = 5.0, lifetime: float = 600.0,
+                 python: str | None = None) -> ServerProcess:
+    """Start the fake server in a child process and wait until it listens."""
+    proc = subprocess.Popen(
+        [python or sys.executable, __file__, "--latency", str(latency), "--hang-seconds", str(hang_seconds),
+         "--lifetime", str(lifetime)],
+        stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+    )
+    line = proc.stdout.readline() if proc.stdout else ""
+    if not line.startswith("PORT "):
+        proc.kill()
+        raise RuntimeError(f"fake server did not start: {line!r}")
+    return ServerProcess(proc, int(line.split()[1]))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Fake OpenAI-compatible judge server on 127.0.0.1.")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--hang-seconds", type=float, default=5.0)
+    parser.add_argument("--lifetime", type=float, default=600.0)
+    parser.add_argument("--require-key", default=None)
+    args = parser.parse_args(argv)
+    server = FakeOpenAIServer(latency=args.latency, hang_seconds=args.hang_seconds, require_key=args.require_key,
+                              lifetime=args.lifetime, port=args.port)
+    print(f"PORT {server.port}", flush=True)
+    server.start()
+    try:
+        while server._thread is not None and server._thread.is_alive():
+            server._thread.join(0.5)
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
