@@ -48,7 +48,8 @@ def _common(f):
 
 @click.command()
 @click.option("--run", "run_path", required=True, help="Run file: TREC run or RAG JSONL.")
-@click.option("--qrels", "qrels_path", required=True, help="Labels: TREC qrels, CSV/JSONL qrels, or a golden set JSONL.")
+@click.option("--qrels", "qrels_path", required=True,
+              help="Labels: TREC qrels, CSV/JSONL qrels, a golden set JSONL, or a hybrid label set (relgrade hybrid).")
 @_common
 @click.option("--json", "json_out", help="Write the full report (aggregate, per_query, failures, leaks) as JSON here.")
 @click.option("--show-failures", type=int, default=5, show_default=True, help="How many failed queries to print.")
@@ -58,14 +59,49 @@ def evaluate(run_path, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot
 
     metrics = _parse_metrics(metrics)
     qrels, run = _load(run_path, qrels_path)
+    hybrid = _hybrid_labels(qrels_path, run)
+    if hybrid is not None:
+        qrels = hybrid.to_qrels()
     report = run_evaluate(qrels, run, metrics or None, k=ks or None, rel_threshold=rel_threshold,
                           no_answer=no_answer, n_boot=n_boot, seed=seed)
     click.echo(f"run {run_path} vs {qrels_path}: {report.n_queries} queries")
     click.echo(report.table())
+    data = report.to_dict()
+    if hybrid is not None:
+        data.update(_provenance(hybrid, qrels, run, report))
     _print_notes(report, show_failures)
     if json_out:
-        _write_json(json_out, report.to_dict())
+        _write_json(json_out, data)
         click.echo(f"wrote {json_out}")
+
+
+def _hybrid_labels(qrels_path: str, run):
+    """A hybrid label set (labels with provenance, see relgrade.hybrid), re-checked against the run's texts."""
+    from relgrade.hybrid import is_hybrid
+
+    if not is_hybrid(qrels_path):
+        return None
+    from relgrade.hybrid import read_hybrid, recheck
+
+    hybrid = read_hybrid(qrels_path)
+    return recheck(hybrid, run.texts) if run.texts else hybrid
+
+
+def _provenance(hybrid, qrels, run, report) -> dict:
+    """Print where the top-k labels came from (judged@k) and return it for the JSON report."""
+    from relgrade.hybrid import coverage, coverage_table
+
+    cov = coverage(qrels, run, hybrid.sources(), report.settings["metrics"], topics=list(report.per_query))
+    click.echo(f"labels: {hybrid.summary()}")
+    click.echo(coverage_table(cov))
+    for s in hybrid.stale[:5]:
+        click.echo(f"  stale: {s.label.query_id} / {s.label.doc_id} ({s.label.source}): {s.reason}")
+    return {
+        "coverage": {name: c.to_dict() for name, c in cov.items()},
+        "coverage_per_query": {name: {q: dict(v) for q, v in c.per_query.items()} for name, c in cov.items()},
+        "labels": hybrid.counts(),
+        "stale": [s.to_dict() for s in hybrid.stale],
+    }
 
 
 def _print_notes(report, show_failures: int) -> None:

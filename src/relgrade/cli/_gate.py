@@ -33,6 +33,8 @@ def metric_value(data: dict, name: str, path: str) -> float:
         raise InputError(f"metric {key!r} is not in this report (it has {', '.join(sorted(agg)) or 'none'}); "
                          "re-run evaluate with --metric or gate on another --metric", path=path)
     value = agg[key]
+    if isinstance(value, dict) and isinstance(value.get("ppi"), dict):  # relgrade estimate --json
+        value = value["ppi"]
     if isinstance(value, dict):
         value = value.get("value")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -40,24 +42,48 @@ def metric_value(data: dict, name: str, path: str) -> float:
     return float(value)
 
 
+def metric_upper(data: dict, name: str, path: str) -> float:
+    """Upper bound of the metric's 95% interval: the PPI one for ``relgrade estimate --json``, else ``ci95``."""
+    from relgrade.metrics import parse_metric
+
+    key = parse_metric(name).name
+    value = data["aggregate"][key]
+    if isinstance(value, dict) and isinstance(value.get("ppi"), dict):
+        value = value["ppi"]
+    ci = value.get("ci95") if isinstance(value, dict) else None
+    if not (isinstance(ci, (list, tuple)) and len(ci) == 2 and all(isinstance(x, (int, float)) for x in ci)):
+        raise InputError(f"metric {key!r} has no 95% interval, which --beyond-ci needs; write the report with "
+                         "'relgrade estimate --json' or 'relgrade evaluate --json' (n >= 2 queries)", path=path)
+    return float(ci[1])
+
+
 @click.command()
-@click.option("--baseline", required=True, help="Report JSON of the baseline (relgrade evaluate --json).")
+@click.option("--baseline", required=True, help="Report JSON of the baseline (relgrade evaluate --json or estimate --json).")
 @click.option("--current", required=True, help="Report JSON of the change under test.")
 @click.option("--metric", "metrics", multiple=True, help="Metric to gate on (repeatable). Default: recall@5, the guide's gate.")
 @click.option("--max-drop", type=float, default=0.02, show_default=True,
               help="Largest allowed absolute drop (0.02 = 2 points of recall@5).")
-def gate(baseline, current, metrics, max_drop):
-    """Fail (exit 1) when a metric drops by more than --max-drop, or the current run leaks a forbidden doc."""
+@click.option("--beyond-ci", is_flag=True, default=False,
+              help="Fail only when the drop exceeds --max-drop beyond the current report's 95% interval (the PPI "
+                   "interval of 'relgrade estimate --json'): baseline - max_drop > upper bound of current's CI.")
+def gate(baseline, current, metrics, max_drop, beyond_ci):
+    """Fail (exit 1) when a metric drops by more than --max-drop, or the current run leaks a forbidden doc.
+
+    With --beyond-ci a metric fails only when even the upper end of the current report's 95% interval
+    is more than --max-drop below the baseline's value (estimates from 'relgrade estimate --json' use
+    the PPI++ interval, 'relgrade evaluate --json' reports the bootstrap one).
+    """
     if max_drop < 0:
         raise InputError(f"--max-drop must be >= 0, got {max_drop}")
     base, cur = read_report(baseline), read_report(current)
     names = list(metrics) or ["recall@5"]
     failed = False
-    click.echo(f"{'metric':<16}{'baseline':>10}{'current':>10}{'change':>10}   verdict (max drop {max_drop:g})")
+    rule = f"max drop {max_drop:g}" + (" beyond the current 95% CI" if beyond_ci else "")
+    click.echo(f"{'metric':<16}{'baseline':>10}{'current':>10}{'change':>10}   verdict ({rule})")
     for name in names:
         b = metric_value(base, name, baseline)
         c = metric_value(cur, name, current)
-        drop = b - c
+        drop = b - (metric_upper(cur, name, current) if beyond_ci else c)
         bad = drop > max_drop + 1e-12
         failed |= bad
         click.echo(f"{name:<16}{b:>10.4f}{c:>10.4f}{c - b:>+10.4f}   {'FAIL: regression' if bad else 'ok'}")

@@ -1,0 +1,184 @@
+"""``relgrade estimate``, ``relgrade hybrid`` and ``relgrade rank-systems``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from relgrade._errors import InputError
+
+HUMAN_HELP = "Human labels: TREC qrels, or CSV/JSONL query_id,doc_id,grade[,annotator,time,text] (relgrade label export)."
+JUDGE_HELP = "Judge labels: the OUT.details.jsonl of 'relgrade judge', or plain qrels."
+MAPPING_HELP = ("Judge-to-human grade mapping: the JSON of 'relgrade calibrate --json' or "
+                "{\"adopted\": true, \"table\": {\"0\": 0, ...}}; applied only when adopted.")
+
+
+def _write_json(path: str, data) -> None:
+    try:
+        Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write ({exc.strerror}); choose another --json path", path=path) from None
+
+
+def _metrics(metrics):
+    from relgrade.metrics import parse_metric
+
+    out = []
+    for name in metrics:
+        try:
+            out.append(parse_metric(name))
+        except InputError as exc:
+            raise InputError(f"--metric {name}: {exc}") from None
+    return out
+
+
+def _labels(human_path: str, judge_path: str, mapping_path: str | None):
+    from relgrade.hybrid import read_human_labels, read_judge_labels, read_mapping
+
+    mapping = read_mapping(mapping_path) if mapping_path else None
+    human = read_human_labels(human_path)
+    judge = read_judge_labels(judge_path, mapping=mapping)
+    return _as_dict(human), _as_dict(judge.labels), judge, mapping
+
+
+def _as_dict(labels) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for lab in labels:
+        out.setdefault(lab.query_id, {})[lab.doc_id] = lab.grade
+    return out
+
+
+def _mapping_note(judge, mapping) -> None:
+    if judge.n_unjudged:
+        click.echo(f"{judge.n_unjudged} judge pair(s) without a grade (null) left unlabeled")
+    if mapping is not None:
+        click.echo("judge grades mapped with the calibrated mapping" if mapping.adopted
+                   else "mapping not adopted by calibration: judge grades used as they are")
+
+
+@click.command()
+@click.option("--run", "run_path", required=True, help="Run file: TREC run or RAG JSONL.")
+@click.option("--human", "human_path", required=True, help=HUMAN_HELP)
+@click.option("--judge", "judge_path", required=True, help=JUDGE_HELP)
+@click.option("--k", "ks", type=int, multiple=True, help="Cutoff of the default metrics (repeatable). Default: 10.")
+@click.option("--metric", "metrics", multiple=True, help="Metric (repeatable): recall@k, precision@k, mrr, ndcg@k ...")
+@click.option("--rel-threshold", type=int, default=1, show_default=True, help="Relevant when grade >= this.")
+@click.option("--mapping", "mapping_path", default=None, help=MAPPING_HELP)
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="1 - confidence level of the intervals.")
+@click.option("--json", "json_out", metavar="OUT", help="Write the estimates as JSON here.")
+def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, mapping_path, alpha, json_out):
+    """Prediction-powered (PPI++) metric estimates: humans labeled some queries, the judge labeled all.
+
+    Every query counts in the means (a query without a relevant doc scores 0). The intervals are
+    valid only if the human-labeled queries are a random sample of the queries.
+    """
+    from relgrade.hybrid import estimate as run_estimate
+    from relgrade.io import read_run
+
+    if ks and any(k < 1 for k in ks):
+        raise InputError(f"--k must be a positive integer, got {min(ks)}")
+    chosen = _metrics(metrics)
+    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path)
+    run = read_run(run_path)
+    report = run_estimate(run, human, judge, chosen or None, k=ks or None, rel_threshold=rel_threshold, alpha=alpha)
+    _mapping_note(jin, mapping)
+    click.echo(f"run {run_path}")
+    click.echo(report.table())
+    for name, e in report.estimates.items():
+        if e.effective_n is not None:
+            click.echo(f"{name}: the judge was worth {e.effective_n:.0f} human-labeled queries "
+                       f"(~{e.effective_labels:.0f} human labels) where {e.n_labeled} were labeled")
+        if e.note:
+            click.echo(f"{name}: note: {e.note}")
+    for note in report.notes:
+        click.echo(f"note: {note}")
+    if json_out:
+        data = report.to_dict()
+        data["settings"]["mapping"] = None if mapping is None else {"path": mapping_path, "adopted": mapping.adopted}
+        _write_json(json_out, data)
+        click.echo(f"wrote {json_out}")
+
+
+@click.command()
+@click.option("--human", "human_path", default=None, help=HUMAN_HELP)
+@click.option("--judge", "judge_path", default=None, help=JUDGE_HELP)
+@click.option("--corpus", "corpus_path", default=None, help="Current corpus (JSONL doc_id,text or TSV): stale-label check.")
+@click.option("--run", "run_paths", multiple=True, help="RAG JSONL run(s) with chunk texts, for the stale check without a corpus.")
+@click.option("--mapping", "mapping_path", default=None, help=MAPPING_HELP)
+@click.option("--out", required=True, metavar="HYBRID.jsonl", help="Where to write the hybrid label set (stale labels go to OUT.stale.jsonl).")
+@click.option("--show-stale", type=int, default=5, show_default=True, help="How many stale labels to print.")
+def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, show_stale):
+    """Merge human and judge labels with provenance; human beats judge; stale labels set apart."""
+    from relgrade.hybrid import merge_labels, read_human_labels, read_judge_labels, read_mapping, write_hybrid
+
+    if not human_path and not judge_path:
+        raise InputError("give --human, --judge or both")
+    if Path(out).suffix.lower() not in {".jsonl", ".ndjson"}:
+        raise InputError("--out must end in .jsonl (one label per line with its provenance)", path=out)
+    mapping = read_mapping(mapping_path) if mapping_path else None
+    human = read_human_labels(human_path) if human_path else []
+    jin = read_judge_labels(judge_path, mapping=mapping) if judge_path else None
+    texts, missing_is_stale = None, False
+    if corpus_path:
+        from relgrade.io import read_corpus
+
+        texts, missing_is_stale = read_corpus(corpus_path), True
+    elif run_paths:
+        from relgrade.io import read_run
+
+        texts = {}
+        for path in run_paths:
+            texts.update(read_run(path).texts)
+        if not texts:
+            raise InputError("the --run files hold no chunk texts; pass --corpus or a RAG JSONL run with texts")
+    merged = merge_labels(human, jin.labels if jin else (), texts=texts, missing_is_stale=missing_is_stale, source=out)
+    if jin is not None:
+        _mapping_note(jin, mapping)
+    if texts is None:
+        click.echo("no --corpus or --run: labels are not checked for staleness")
+    write_hybrid(merged, out)
+    click.echo(merged.summary())
+    for s in merged.stale[:show_stale]:
+        who = s.label.annotator or s.label.model or s.label.source
+        click.echo(f"  stale: {s.label.query_id} / {s.label.doc_id} ({s.label.source} {who}): {s.reason}")
+    stale_note = f" and {len(merged.stale)} stale labels to {out}.stale.jsonl" if merged.stale else ""
+    click.echo(f"wrote {out}{stale_note}")
+
+
+@click.command()
+@click.option("--run", "run_paths", multiple=True, required=True, help="Run file of one system (repeat, at least 2).")
+@click.option("--human", "human_path", required=True, help=HUMAN_HELP)
+@click.option("--judge", "judge_path", required=True, help=JUDGE_HELP)
+@click.option("--metric", "metrics", multiple=True, help="Metric to rank by (repeatable). Default: ndcg@10.")
+@click.option("--rel-threshold", type=int, default=1, show_default=True, help="Relevant when grade >= this.")
+@click.option("--mapping", "mapping_path", default=None, help=MAPPING_HELP)
+@click.option("--n-boot", type=int, default=1000, show_default=True, help="Bootstrap resamples for the CIs.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and the permutations.")
+@click.option("--json", "json_out", metavar="OUT", help="Write rankings, taus and pairs as JSON here.")
+def rank_systems(run_paths, human_path, judge_path, metrics, rel_threshold, mapping_path, n_boot, seed, json_out):
+    """Rank systems under human, judge and PPI++ labels: Kendall tau with CIs, flipped pairs, paired tests."""
+    from relgrade.hybrid import rank_systems as run_rank
+    from relgrade.io import read_run
+
+    if len(run_paths) < 2:
+        raise InputError(f"--run: ranking systems needs at least 2 runs, got {len(run_paths)}")
+    if n_boot < 1:
+        raise InputError(f"--n-boot must be >= 1, got {n_boot}")
+    chosen = _metrics(metrics) or _metrics(["ndcg@10"])
+    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path)
+    runs = {}
+    stems = [Path(p).stem for p in run_paths]
+    for path, stem in zip(run_paths, stems):
+        name = stem if stems.count(stem) == 1 else path
+        if name in runs:
+            raise InputError(f"--run {path} is given twice", path=path)
+        runs[name] = read_run(path, name=name)
+    _mapping_note(jin, mapping)
+    results = [run_rank(runs, human, judge, m, rel_threshold=rel_threshold, n_boot=n_boot, seed=seed) for m in chosen]
+    for r in results:
+        click.echo(r.table())
+    if json_out:
+        _write_json(json_out, {"metrics": {r.metric: r.to_dict() for r in results}})
+        click.echo(f"wrote {json_out}")

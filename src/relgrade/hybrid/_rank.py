@@ -1,0 +1,208 @@
+"""``rank_systems``: do human, judge and hybrid (PPI++) labels order the systems the same way?
+
+For one metric and several runs (systems):
+
+* three rankings, by the mean under **human** labels on the labeled queries, under **judge** labels on
+  all queries, and the **ppi** (PPI++) estimate (see :mod:`relgrade.hybrid._estimate`);
+* Kendall's tau-b (``scipy.stats.kendalltau``) between each two rankings, with a 95% percentile CI from
+  a bootstrap over queries: each replicate resamples the labeled and the unlabeled queries with
+  replacement (stratified, so the labeled share stays fixed), recomputes the three sets of system
+  means and their taus; replicates where a tau is undefined (all systems tie) are dropped and counted;
+* every pair of systems with ``b - a`` under each source: human and judge with the paired bootstrap CI
+  and randomisation p-value of :func:`relgrade.metrics.paired_difference`, ppi with the PPI++ interval
+  and p-value of the per-query difference (``Y = human_b - human_a``, ``Yhat = judge_b - judge_a``);
+  a pair *flips* when two sources order it in opposite directions (a tie under one source is no flip).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from relgrade._errors import InputError
+from relgrade.io import Run
+from relgrade.metrics import Metric, paired_difference, parse_metric
+from relgrade.hybrid._estimate import _as_qrels, per_query_values, split_queries
+from relgrade.hybrid._ppi import ppi_means, ppi_module, ppi_pvalues
+
+SOURCES = ("human", "judge", "ppi")
+
+
+@dataclass(frozen=True)
+class SourceDifference:
+    """``b - a`` under one label source: value, 95% CI, two-sided p-value, and the test used."""
+
+    diff: float
+    ci95: tuple[float, float] | None
+    p_value: float
+    test: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"diff": self.diff, "ci95": None if self.ci95 is None else list(self.ci95), "p_value": self.p_value,
+                "test": self.test}
+
+
+@dataclass(frozen=True)
+class PairResult:
+    a: str
+    b: str
+    by_source: dict[str, SourceDifference]
+    flips: tuple[str, ...]  # e.g. ("human vs judge",)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"a": self.a, "b": self.b, **{s: d.to_dict() for s, d in self.by_source.items()},
+                "flips": list(self.flips)}
+
+
+@dataclass(frozen=True)
+class TauResult:
+    x: str
+    y: str
+    tau: float | None
+    ci95: tuple[float, float] | None
+    n_boot: int  # replicates with a defined tau
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tau": self.tau, "ci95": None if self.ci95 is None else list(self.ci95), "n_boot": self.n_boot}
+
+
+@dataclass(frozen=True)
+class RankingReport:
+    metric: str
+    systems: tuple[str, ...]
+    values: dict[str, dict[str, float]]  # source -> system -> value
+    rankings: dict[str, tuple[str, ...]]  # source -> systems best first
+    taus: tuple[TauResult, ...]
+    pairs: tuple[PairResult, ...]
+    n_labeled: int
+    n_queries: int
+
+    @property
+    def flipped(self) -> tuple[PairResult, ...]:
+        return tuple(p for p in self.pairs if p.flips)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "systems": list(self.systems), "values": self.values,
+                "rankings": {s: list(r) for s, r in self.rankings.items()},
+                "kendall_tau": {f"{t.x} vs {t.y}": t.to_dict() for t in self.taus},
+                "pairs": [p.to_dict() for p in self.pairs], "flipped_pairs": [f"{p.a} / {p.b}" for p in self.flipped],
+                "n_labeled": self.n_labeled, "n_queries": self.n_queries}
+
+    def table(self) -> str:
+        lines = [f"== {self.metric}: {len(self.systems)} systems, {self.n_labeled} human-labeled of {self.n_queries} queries",
+                 f"{'system':<24}" + "".join(f"{s:>10}" for s in SOURCES)]
+        for name in self.rankings["ppi"]:
+            lines.append(f"{name:<24}" + "".join(f"{self.values[s][name]:>10.4f}" for s in SOURCES))
+        for t in self.taus:
+            ci = "" if t.ci95 is None else f"  95% CI [{t.ci95[0]:+.2f}, {t.ci95[1]:+.2f}]"
+            tau = "undefined" if t.tau is None else f"{t.tau:+.3f}"
+            lines.append(f"Kendall tau {t.x} vs {t.y}: {tau}{ci}")
+        if self.flipped:
+            lines.append(f"{len(self.flipped)} pair(s) ordered differently by the label sources:")
+        else:
+            lines.append("no pair of systems is ordered differently by the label sources")
+        for p in self.flipped:
+            cells = "  ".join(f"{s} {d.diff:+.4f} (p {d.p_value:.3f})" for s, d in p.by_source.items())
+            lines.append(f"  {p.b} - {p.a}: {cells}  [{', '.join(p.flips)}]")
+        return "\n".join(lines)
+
+
+def _ranking(values: Mapping[str, float]) -> tuple[str, ...]:
+    return tuple(sorted(values, key=lambda s: (-values[s], s)))
+
+
+def _tau(x: np.ndarray, y: np.ndarray) -> float | None:
+    from scipy.stats import kendalltau
+
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None
+    tau = kendalltau(x, y).statistic
+    return None if not np.isfinite(tau) else float(tau)
+
+
+def _sign(v: float) -> int:
+    return 0 if abs(v) < 1e-12 else (1 if v > 0 else -1)
+
+
+def rank_systems(
+    runs: Mapping[str, Run] | Sequence[Run],
+    human,
+    judge,
+    metric: str | Metric = "ndcg@10",
+    *,
+    rel_threshold: int = 1,
+    n_boot: int = 1000,
+    n_perm: int = 10000,
+    seed: int = 0,
+) -> RankingReport:
+    """Rank ``runs`` under human, judge and PPI++ labels; taus with bootstrap CIs; flips; paired tests."""
+    if not isinstance(runs, Mapping):
+        runs = {r.name: r for r in runs}
+        if len(runs) != len(set(runs)):  # pragma: no cover - dict keys are unique
+            raise InputError("two runs share a name; give them distinct names")
+    if len(runs) < 2:
+        raise InputError(f"ranking systems needs at least 2 runs, got {len(runs)}")
+    metric = parse_metric(metric)
+    human_q, judge_q = _as_qrels(human, "human"), _as_qrels(judge, "judge")
+    labeled, unlabeled = split_queries(human_q, judge_q)
+    n, N = len(labeled), len(unlabeled)
+    if n < 2:
+        raise InputError(f"the human labels cover {n} queries; ranking with intervals needs at least 2 human-labeled queries")
+    names = tuple(runs)
+    population = labeled + unlabeled
+    H = np.column_stack([per_query_values(human_q, r, [metric], labeled, rel_threshold=rel_threshold)[:, 0]
+                         for r in runs.values()])
+    J = np.column_stack([per_query_values(judge_q, r, [metric], population, rel_threshold=rel_threshold)[:, 0]
+                         for r in runs.values()])
+    ppi = ppi_means(H, J[:n], J[n:], alpha=0.05)
+    means = {"human": H.mean(axis=0), "judge": J.mean(axis=0), "ppi": ppi.value}
+    values = {s: {name: float(means[s][i]) for i, name in enumerate(names)} for s in SOURCES}
+    rankings = {s: _ranking(values[s]) for s in SOURCES}
+
+    rng = np.random.default_rng(seed)
+    source_pairs = list(combinations(SOURCES, 2))
+    boot = {sp: [] for sp in source_pairs}
+    ppi_py = ppi_module() if N else None
+    for _ in range(n_boot):
+        il = rng.integers(0, n, n)
+        iu = rng.integers(0, N, N) + n if N else np.zeros(0, np.int64)
+        Hb, Jl, Ju = H[il], J[il], J[iu]
+        m = {"human": Hb.mean(axis=0), "judge": np.concatenate([Jl, Ju]).mean(axis=0)}
+        if N:
+            varying = np.ptp(np.concatenate([Jl, Ju]), axis=0) > 0
+            est = Hb.mean(axis=0).copy()
+            if varying.any():
+                est[varying] = np.ravel(ppi_py.ppi_mean_pointestimate(Hb[:, varying], Jl[:, varying], Ju[:, varying],
+                                                                      lam_optim_mode="element"))
+            m["ppi"] = est
+        else:
+            m["ppi"] = m["human"]
+        for x, y in source_pairs:
+            t = _tau(m[x], m[y])
+            if t is not None:
+                boot[(x, y)].append(t)
+    taus = []
+    for x, y in source_pairs:
+        reps = np.asarray(boot[(x, y)])
+        ci = (float(np.percentile(reps, 2.5)), float(np.percentile(reps, 97.5))) if len(reps) >= 2 else None
+        taus.append(TauResult(x, y, _tau(means[x], means[y]), ci, len(reps)))
+
+    pairs = []
+    for i, j in combinations(range(len(names)), 2):
+        dh = paired_difference(H[:, i], H[:, j], n_boot=n_boot, n_perm=n_perm, seed=seed)
+        dj = paired_difference(J[:, i], J[:, j], n_boot=n_boot, n_perm=n_perm, seed=seed)
+        D, Dhat = H[:, j] - H[:, i], J[:, j] - J[:, i]
+        dp = ppi_means(D, Dhat[:n], Dhat[n:])
+        p = float(ppi_pvalues(D, Dhat[:n], Dhat[n:])[0])
+        by = {
+            "human": SourceDifference(dh.diff, dh.ci95, dh.p_value, "paired randomisation (labeled queries)"),
+            "judge": SourceDifference(dj.diff, dj.ci95, dj.p_value, "paired randomisation (all queries)"),
+            "ppi": SourceDifference(float(dp.value[0]), (float(dp.lo[0]), float(dp.hi[0])), p, "PPI++ z-test"),
+        }
+        flips = tuple(f"{x} vs {y}" for x, y in source_pairs if _sign(by[x].diff) * _sign(by[y].diff) < 0)
+        pairs.append(PairResult(names[i], names[j], by, flips))
+    return RankingReport(metric.name, names, values, rankings, tuple(taus), tuple(pairs), n, n + N)
