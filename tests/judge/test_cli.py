@@ -136,6 +136,35 @@ def test_api_key_is_in_no_file_and_no_log(server, tmp_path, make_run, fake_key):
         assert secret not in path.read_bytes(), path
     assert fake_key not in proc.stdout and fake_key not in proc.stderr
     assert fake_key[8:] not in proc.stdout + proc.stderr
+    assert "judging:" not in proc.stderr  # no progress bar when stderr is not a terminal
+
+
+def test_progress_bar_on_a_terminal(server, tmp_path, make_run, fake_key):
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    run = _corpus_run(tmp_path, make_run, 1, 3)
+    pid, fd = pty.fork()
+    if pid == 0:  # child: a terminal of 160 columns, then the CLI
+        fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
+        os.execve(sys.executable, [sys.executable, "-m", "relgrade.cli", "judge", "--run", str(run), "--model", MODEL,
+                                   "--api-base", server.base_url, "--store", str(tmp_path / "s.sqlite"),
+                                   "--out", str(tmp_path / "o.qrels")], _env(fake_key))
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    text = out.decode()
+    assert "judging: 100%" in text and "3/3" in text
+    assert "cached=0" in text and "unjudged=0" in text and "cost=$" in text
 
 
 def _rows(store: Path) -> int:

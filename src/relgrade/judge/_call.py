@@ -119,6 +119,16 @@ def _pair_only(exc: BaseException) -> bool:
     return name in {"ContextWindowExceededError", "ContentPolicyViolationError"}
 
 
+def _what(exc: BaseException, status: int | None) -> str:
+    import openai
+
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, openai.APITimeoutError)) or status == 408:
+        return "timed out"
+    if isinstance(exc, (openai.APIConnectionError, ConnectionError)):
+        return "connection error"
+    return f"HTTP {status}" if status else type(exc).__name__
+
+
 def fatal_message(exc: BaseException, model: str, api_key_env: str | None, secrets: tuple[str, ...]) -> str:
     provider = provider_of(model)
     env = key_env(model, api_key_env)
@@ -246,8 +256,7 @@ class Caller:
                     self.logprobs = False  # the server refuses logprobs: go on without them
                     return await self.complete(messages, sample=sample, est_tokens=est_tokens)
                 raise FatalCallError(fatal_message(exc, self.model, self.api_key_env, self.secrets)) from None
-            what = "timed out" if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or status == 408 else (
-                f"HTTP {status}" if status else type(exc).__name__)
+            what = _what(exc, status)
             detail = redact(" ".join(str(exc).split()), self.secrets)[:200]
             raise PairCallError(f"no answer after {attempts} attempts ({what}: {detail})") from None
         raise AssertionError("unreachable")  # pragma: no cover

@@ -241,10 +241,8 @@ class _Engine:
             statuses = [unit.records[i]["status"] for i in sorted(unit.records)]
             if "judged" not in statuses:
                 self.stats["unjudged"] += len(unit.pairs)
-        if not unit.paid_now:
-            self.stats["cached"] += len(unit.pairs)
-        else:
-            self.stats["cached"] += len(unit.pairs) - 1
+        if unit.failed is None:
+            self.stats["cached"] += len(unit.pairs) - (1 if unit.paid_now else 0)
         if self.on_progress is not None:
             self.on_progress({**self.stats, "cost_usd": self.budget.spent})
 
@@ -339,6 +337,7 @@ def _aggregate(unit: _Unit, model: str, prompt: Prompt, samples: int, cached: bo
     base = dict(model=model, prompt_hash=prompt.hash, prompt_tokens=tokens_in, completion_tokens=tokens_out,
                 cost_usd=cost, latency_s=latency, cached=cached)
     if unit.failed is not None and not judged:
+        base["cached"] = False
         return Judgment(**_ids(unit), grade=None, status="failed", distribution=None, expected_grade=None,
                         reason=None, raw_answer=None, error=unit.failed, **base)
     if not judged:
@@ -374,7 +373,7 @@ def _fan_out(unit: _Unit, judgment: Judgment) -> list[Judgment]:
 
     out = [judgment]
     for p in unit.pairs[1:]:
-        out.append(replace(judgment, query_id=p.query_id, doc_id=p.doc_id, cached=True))
+        out.append(replace(judgment, query_id=p.query_id, doc_id=p.doc_id, cached=judgment.status != "failed"))
     return out
 
 
