@@ -31,8 +31,8 @@ Degenerate cases are explicit, never a silent NaN:
 * no unlabeled query (every query is human-labeled): the PPI estimate *is* the human-only one;
 * the judge's values of a metric are constant over all queries: ``lam = 0`` is passed to ppi-python
   (nothing to learn from the judge), giving the classical normal interval, and ``note`` says so;
-* an interval of zero width (the metric is constant on the labeled queries): ``effective_n`` is None
-  and ``note`` says why.
+* an interval of zero width on either side (the metric is constant on the labeled queries, or on
+  every query): ``effective_n`` is None and ``note`` says why.
 """
 
 from __future__ import annotations
@@ -160,6 +160,6 @@ def ppi_pvalues(Y, Yhat, Yhat_unlabeled, *, null: float = 0.0) -> np.ndarray:
 
 def effective_n(n: int, human_width: float, ppi_width: float) -> float | None:
     """``n * (human_width / ppi_width)^2``: labeled queries the human-only interval would need to match PPI."""
-    if not (ppi_width > 0 and np.isfinite(human_width)):
-        return None
+    if not (ppi_width > 0 and human_width > 0 and np.isfinite(human_width)):
+        return None  # a zero-width interval on either side: no meaningful ratio (the note says why)
     return float(n * (human_width / ppi_width) ** 2)

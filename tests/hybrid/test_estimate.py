@@ -1,0 +1,82 @@
+"""estimate(): the same metrics core for human and judge labels, PPI++ from ppi-python on top."""
+
+from __future__ import annotations
+
+import numpy as np
+import ppi_py
+import pytest
+from scipy import stats
+
+from relgrade._errors import InputError
+from relgrade.hybrid import estimate
+from relgrade.io import Run
+from relgrade.metrics import evaluate
+
+METRICS = ["ndcg@5", "recall@3", "precision@5", "mrr"]
+
+
+def _per_query(labels, run, topics):
+    rep = evaluate(labels, run, METRICS, no_answer="zero", ci=False)
+    return np.array([[rep.per_query[q][m] for m in METRICS] for q in topics])
+
+
+def test_estimate_matches_evaluate_and_ppi_py(world):
+    truth, human, judge, _, runs = world
+    run = Run.from_dict(runs["b"])
+    report = estimate(run, human, judge, METRICS)
+    labeled = list(human)
+    others = [q for q in judge if q not in human]
+    assert report.labeled == tuple(labeled) and report.unlabeled == tuple(others)
+    Y = _per_query(human, run, labeled)
+    J = _per_query(judge, run, labeled + others)
+    for j, m in enumerate(METRICS):
+        e = report.estimates[m]
+        y, yh, yu = Y[:, j], J[: len(labeled), j], J[len(labeled):, j]
+        lo, hi = ppi_py.ppi_mean_ci(y, yh, yu, alpha=0.05)
+        assert e.ppi_ci95 == pytest.approx((float(lo[0]), float(hi[0])))
+        assert e.ppi == pytest.approx(float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yh, yu))[0]))
+        assert e.human_only == pytest.approx(y.mean())
+        assert e.human_ci95 == pytest.approx(stats.t.interval(0.95, len(y) - 1, loc=y.mean(), scale=stats.sem(y)))
+        assert e.judge_only == pytest.approx(J[:, j].mean())
+        hw, pw = e.human_ci95[1] - e.human_ci95[0], e.ppi_ci95[1] - e.ppi_ci95[0]
+        assert e.effective_n == pytest.approx(len(y) * (hw / pw) ** 2)
+        assert e.effective_labels == pytest.approx(e.effective_n * 8)
+    assert report.human_coverage["ndcg@5"] == 1.0
+
+
+def test_a_perfect_judge_is_worth_more_queries_and_covers_the_truth(world):
+    truth, human, _, _, runs = world
+    run = Run.from_dict(runs["b"])
+    report = estimate(run, human, truth, ["ndcg@5"])
+    e = report.estimates["ndcg@5"]
+    full = evaluate(truth, run, ["ndcg@5"], no_answer="zero", ci=False).aggregate["ndcg@5"].value
+    assert abs(e.ppi - full) < abs(e.human_only - full) + 0.01
+    assert e.effective_n > 2 * e.n_labeled
+    assert e.ppi_ci95[0] <= full <= e.ppi_ci95[1]
+
+
+def test_incomplete_human_labels_are_reported(world):
+    _, human, judge, _, runs = world
+    top2 = {q: sorted(runs["b"][q], key=lambda d: -runs["b"][q][d])[:2] for q in human}
+    partial = {q: {d: human[q][d] for d in top2[q]} for q in human}
+    report = estimate(Run.from_dict(runs["b"]), partial, judge, ["ndcg@5"])
+    assert report.human_coverage["ndcg@5"] == pytest.approx(2 / 5)
+    assert any("labeled only 40.0%" in n for n in report.notes)
+
+
+def test_too_few_human_queries_is_an_input_error(world):
+    _, human, judge, _, runs = world
+    one = {"q0": human["q0"]}
+    with pytest.raises(InputError, match="at least 2"):
+        estimate(Run.from_dict(runs["a"]), one, judge, ["ndcg@5"])
+
+
+def test_a_constant_metric_gets_a_documented_value_not_nan(world):
+    _, human, judge, _, runs = world
+    run = Run.from_dict(runs["a"])  # ranks by the human grades: recall@3 is 1 on every query
+    e = estimate(run, human, judge, ["recall@3"]).estimates["recall@3"]
+    Y = _per_query(human, run, list(human))
+    assert np.ptp(Y[:, METRICS.index("recall@3")]) == 0
+    assert e.human_ci95 == (1.0, 1.0) and e.human_only == 1.0
+    assert np.isfinite(e.ppi) and np.isfinite(e.ppi_ci95).all()
+    assert e.effective_n is None and "constant" in e.note
