@@ -138,8 +138,9 @@ def test_distribution_matches_llama_cpp_scores(litellm):
     import llama_cpp
     import numpy as np
 
-    prompt = _prompt(*PAIRS[0])
-    n_ctx = _token_count(prompt) + 1  # logits_all keeps n_ctx x 262144 floats: stay small
+    # A short prompt without the examples: logits_all keeps n_ctx x 262144 floats (1 MB a token).
+    prompt = "Query: what is the capital of france\nPassage: Paris is its capital.\nGrade:"
+    n_ctx = _token_count(prompt) + 1
     oracle = llama_cpp.Llama(
         model_path=str(_local._model_path("gemma3-270m")), n_ctx=n_ctx, n_batch=32, n_ubatch=32,
         logits_all=True, n_threads=min(2, os.cpu_count() or 1), swa_full=True, verbose=False,

@@ -62,6 +62,7 @@ import os
 import tempfile
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -214,6 +215,7 @@ class _Engine:
         self.block = block
         self.lock = threading.Lock()
         self._canonical = 0  # leading KV tokens computed in canonical blocks (reusable)
+        self._gates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         n_threads = max(1, min(2, os.cpu_count() or 1))
         _silence(llama_cpp)
         try:
@@ -232,6 +234,15 @@ class _Engine:
         atexit.register(self.llm.close)  # before interpreter teardown breaks Llama.__del__
         self.n_vocab = self.llm.n_vocab()
         self._paths = self._grade_paths()
+
+    def gate(self) -> asyncio.Lock:
+        """An asyncio lock of this engine for the running event loop (one per loop)."""
+        loop = asyncio.get_running_loop()
+        with self.lock:
+            gate = self._gates.get(loop)
+            if gate is None:
+                gate = self._gates[loop] = asyncio.Lock()
+            return gate
 
     def _tokens(self, text: str, *, bos: bool) -> list[int]:
         return list(self.llm.tokenize(text.encode("utf-8"), add_bos=bos, special=False))
@@ -378,7 +389,10 @@ def _make_handler():
 
         async def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response, *args, **kwargs):
             engine = await asyncio.to_thread(_engine, model)  # may load the model: off the loop
-            dist = await asyncio.to_thread(engine.judge, _prompt_of(messages))
+            # Queue on the event loop, not in a worker thread: a call cancelled (e.g. timed out)
+            # while waiting for its turn then leaves nothing behind.
+            async with engine.gate():
+                dist = await asyncio.to_thread(engine.judge, _prompt_of(messages))
             _register_cost(model)
             return _fill_response(model_response, model, dist)
 
