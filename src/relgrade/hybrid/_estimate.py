@@ -194,9 +194,10 @@ def estimate(
         lo, hi = float(ppi.lo[j]), float(ppi.hi[j])
         hlo, hhi = float(classical.lo[j]), float(classical.hi[j])
         eff = effective_n(n, hhi - hlo, hi - lo)
-        note = ppi.notes[j] or classical.notes[j]
-        if eff is None and note is None:
-            note = "the PPI interval has zero width: the metric is constant on every query"
+        parts = [x for x in (ppi.notes[j], classical.notes[j]) if x]
+        if hi - lo <= 0:
+            parts.append("the PPI interval has zero width (the metric is constant): no effective sample size")
+        note = "; ".join(parts) or None
         out[metric.name] = MetricEstimate(metric.name, float(ppi.value[j]), (lo, hi), float(classical.value[j]),
                                           (hlo, hhi), n, float(J[:, j].mean()), len(population), eff,
                                           labels_per_query, note)

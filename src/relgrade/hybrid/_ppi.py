@@ -87,7 +87,7 @@ def human_only_means(Y, *, alpha: float = 0.05) -> Means:
         raise InputError(f"an interval needs at least 2 human-labeled queries, got {n}; label more queries")
     mean = Y.mean(axis=0)
     half = stats.t.ppf(1 - alpha / 2, n - 1) * Y.std(axis=0, ddof=1) / np.sqrt(n)
-    notes = tuple("constant on the labeled queries: zero-width interval" if h == 0 else None for h in half)
+    notes = tuple("human values constant on the labeled queries: zero-width human-only interval" if h == 0 else None for h in half)
     return Means(mean, mean - half, mean + half, notes)
 
 
