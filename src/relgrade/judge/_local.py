@@ -113,7 +113,7 @@ class GradeDistribution:
 def _require_llama_cpp():
     try:
         import llama_cpp  # noqa: F401
-    except ImportError as err:  # also catches a broken native library
+    except (ImportError, OSError, RuntimeError) as err:  # missing, or its native library broken
         raise InputError(f"{_EXTRA_HINT} (import llama_cpp failed: {err})") from None
     return llama_cpp
 
