@@ -60,7 +60,7 @@ class MetricEstimate:
         return {
             "ppi": {"value": self.ppi, "ci95": list(self.ppi_ci95), "method": "PPI++ (power-tuned, ppi-python)"},
             "human_only": {"value": self.human_only, "ci95": list(self.human_ci95), "n_queries": self.n_labeled,
-                           "method": "Student t"},
+                           "method": "classical CLT (as ppi_py.classical_mean_ci)"},
             "judge_only": {"value": self.judge_only, "n_queries": self.n_queries},
             "width_ratio": self.width_ratio,
             "effective_human_queries": self.effective_n,
