@@ -31,16 +31,30 @@ def test_estimate_matches_evaluate_and_ppi_py(world):
     for j, m in enumerate(METRICS):
         e = report.estimates[m]
         y, yh, yu = Y[:, j], J[: len(labeled), j], J[len(labeled):, j]
-        lo, hi = ppi_py.ppi_mean_ci(y, yh, yu, alpha=0.05)
-        assert e.ppi_ci95 == pytest.approx((float(lo[0]), float(hi[0])))
+        lo, hi = (float(v[0]) for v in ppi_py.ppi_mean_ci(y, yh, yu, alpha=0.05))
+        hlo, hhi = map(float, ppi_py.classical_mean_ci(y, alpha=0.05))
+        clip = lambda v: min(1.0, max(0.0, v))  # noqa: E731 - metrics live in [0, 1]
+        assert e.ppi_ci95 == pytest.approx((clip(lo), clip(hi)))
         assert e.ppi == pytest.approx(float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yh, yu))[0]))
         assert e.human_only == pytest.approx(y.mean())
-        assert e.human_ci95 == pytest.approx(tuple(map(float, ppi_py.classical_mean_ci(y, alpha=0.05))))
+        assert e.human_ci95 == pytest.approx((clip(hlo), clip(hhi)))
         assert e.judge_only == pytest.approx(J[:, j].mean())
-        hw, pw = e.human_ci95[1] - e.human_ci95[0], e.ppi_ci95[1] - e.ppi_ci95[0]
+        hw, pw = hhi - hlo, hi - lo  # the effective size compares the unclipped widths
         assert e.effective_n == pytest.approx(len(y) * (hw / pw) ** 2)
         assert e.effective_labels == pytest.approx(e.effective_n * 8)
     assert report.human_coverage["ndcg@5"] == 1.0
+
+
+def test_intervals_stay_inside_the_metric_range():
+    # every query hits at rank 1 under both label sets except one: the normal interval would pass 1
+    docs = {f"q{i}": {"d1": 1} for i in range(12)}
+    run = Run.from_dict({q: {"d1": 2.0, "d2": 1.0} for q in docs})
+    human = {q: dict(v) for q, v in list(docs.items())[:6]}
+    human["q0"] = {"d2": 1}
+    report = estimate(run, human, docs, ["recall@1"])
+    e = report.estimates["recall@1"]
+    assert 0.0 <= e.ppi_ci95[0] <= e.ppi_ci95[1] == 1.0
+    assert 0.0 <= e.human_ci95[0] <= e.human_ci95[1] == 1.0
 
 
 def test_a_perfect_judge_is_worth_more_queries_and_covers_the_truth(world):

@@ -198,6 +198,8 @@ def estimate(
         if hi - lo <= 0:
             parts.append("the PPI interval has zero width (the metric is constant): no effective sample size")
         note = "; ".join(parts) or None
+        # every metric lies in [0, 1]: intersecting an interval with the parameter space keeps its coverage
+        lo, hi, hlo, hhi = (min(1.0, max(0.0, v)) for v in (lo, hi, hlo, hhi))
         out[metric.name] = MetricEstimate(metric.name, float(ppi.value[j]), (lo, hi), float(classical.value[j]),
                                           (hlo, hhi), n, float(J[:, j].mean()), len(population), eff,
                                           labels_per_query, note)
