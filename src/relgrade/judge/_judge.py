@@ -520,7 +520,8 @@ def judge_pairs(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str
                 handle_sigint: bool = True) -> JudgeResult:
     """Judge ``pairs`` (see :func:`relgrade.judge.pool`) and return a :class:`JudgeResult`.
 
-    Runs its own event loop (use :func:`ajudge_pairs` inside one). With ``handle_sigint`` (main
+    Runs its own event loop; called where a loop is already running (a notebook cell), it runs
+    on a worker thread (``await ajudge_pairs(...)`` is the async form). With ``handle_sigint`` (main
     thread only) the first Ctrl-C stops cleanly: calls in flight are abandoned, everything already
     answered is kept and returned with ``stopped="interrupted"``.
     """
@@ -546,4 +547,8 @@ def judge_pairs(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(main())
-    raise RuntimeError("judge_pairs() called inside a running event loop; use 'await ajudge_pairs(...)'")
+    # inside a running loop (a Jupyter cell): run on a loop of our own in a worker thread
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="relgrade-judge") as pool:
+        return pool.submit(asyncio.run, main()).result()
