@@ -34,6 +34,16 @@ appends messages) counts as the same pair. Faults:
 - ``garbage`` - a 200 answer whose content has no grade (counts as paid)
 - ``offscale`` - a 200 answer with grade 7 (counts as paid)
 
+ragas-shaped prompts (a ``PydanticPrompt`` / ``BasePrompt`` rendering: "...complies with the
+following schema as specified in JSON Schema:\n{schema}") are answered in that schema: a
+``verdict`` property gets ``{"reason": "fake judge", "verdict": N}`` with N the grade clamped to
+0-1, a ``rating`` property gets ``{"rating": N}`` clamped to 0-2 (without a marker the grade is
+``sha256 % 2`` or ``% 3``). ragas' output fixer (``FixOutputFormat``: "The output string did not
+satisfy the constraints...", output ``{"text": str}``) is answered with ``{"text": <the answer to
+the prompt it embeds>}``, and it counts as the *same pair* as the prompt it embeds (unwrapped
+recursively), so a ``[[faults=garbage]]`` script advances the same way for ragas' fixer as for
+relgrade's repair. Logprobs of these answers put the digit in a token of its own.
+
 ``paid`` counts 200 answers (what a real provider would bill). ``require_key`` makes every request
 without ``Authorization: Bearer <require_key>`` a 401. The server never stores or logs the key.
 """
@@ -58,13 +68,56 @@ __all__ = ["FakeOpenAIServer", "ServerProcess", "pair_key", "spawn_server"]
 
 _GRADE = re.compile(r"\[\[grade=(\d+)\]\]")
 _FAULTS = re.compile(r"\[\[faults=([^\]]*)\]\]")
+_DECODER = json.JSONDecoder()
+_SCHEMA_LEAD = "complies with the following schema as specified in JSON Schema:\n"
+_FIX_LEAD = "The output string did not satisfy the constraints given in the prompt."
+_INPUT_LEAD = "Now perform the same with the following input\ninput: "
 
 
-def pair_key(messages: list[dict[str, Any]]) -> str:
-    """The identity of a pair on the server: sha256 of the first user message, 16 hex."""
+def _first_user(messages: list[dict[str, Any]]) -> str:
     first = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
     if isinstance(first, list):  # content parts
         first = "".join(part.get("text", "") for part in first if isinstance(part, dict))
+    return first
+
+
+def _unwrap_fix(prompt: str) -> tuple[str, int]:
+    """The prompt a (nested) ragas ``FixOutputFormat`` request embeds, and the nesting depth."""
+    depth = 0
+    while prompt.startswith(_FIX_LEAD):
+        start = prompt.find(_INPUT_LEAD)
+        try:
+            data, _ = _DECODER.raw_decode(prompt, start + len(_INPUT_LEAD))
+            inner = data["prompt_value"]
+        except (ValueError, KeyError, TypeError):
+            break
+        if not isinstance(inner, str):
+            break
+        prompt, depth = inner, depth + 1
+    return prompt, depth
+
+
+def _ragas_shape(prompt: str) -> tuple[str, int] | None:
+    """``(key, top grade)`` of a ragas prompt's output schema, or None for other prompts."""
+    i = prompt.find(_SCHEMA_LEAD)
+    if i < 0:
+        return None
+    try:
+        schema, _ = _DECODER.raw_decode(prompt, i + len(_SCHEMA_LEAD))
+    except ValueError:
+        return None
+    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    if "verdict" in props:
+        return "verdict", 1
+    if "rating" in props:
+        return "rating", 2
+    return None
+
+
+def pair_key(messages: list[dict[str, Any]]) -> str:
+    """The identity of a pair on the server: sha256 of the first user message, 16 hex (for a ragas
+    output-fixer request: of the prompt it embeds)."""
+    first, _ = _unwrap_fix(_first_user(messages))
     return hashlib.sha256(first.encode("utf-8")).hexdigest()[:16]
 
 
@@ -123,6 +176,25 @@ def _digit_logprobs(grade: int) -> dict[str, Any]:
             content.append({"token": tok, "logprob": -0.001, "bytes": list(tok.encode()),
                             "top_logprobs": [{"token": tok, "logprob": -0.001, "bytes": list(tok.encode())}]})
     return {"content": content}
+
+
+def _split_logprobs(content: str, grade: int, top: int) -> dict[str, Any]:
+    """OpenAI-shaped logprobs for ``content``: the grade digit (last occurrence) in a token of its own."""
+    digit = str(grade)
+    at = content.rfind(digit)
+    probs = {str(d): (0.7 if d == grade else 0.3 / top) for d in range(top + 1)}
+    top_logprobs = [{"token": t, "logprob": math.log(p), "bytes": list(t.encode())}
+                    for t, p in sorted(probs.items(), key=lambda kv: -kv[1])]
+    out = []
+    for tok in (content[:at], digit, content[at + 1:]):
+        if not tok:
+            continue
+        if tok == digit:
+            out.append({"token": tok, "logprob": math.log(0.7), "bytes": list(tok.encode()), "top_logprobs": top_logprobs})
+        else:
+            out.append({"token": tok, "logprob": -0.001, "bytes": list(tok.encode()),
+                        "top_logprobs": [{"token": tok, "logprob": -0.001, "bytes": list(tok.encode())}]})
+    return {"content": out}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -196,24 +268,39 @@ class _Handler(BaseHTTPRequestHandler):
             state.mark(key, "faults")
             self._fault(fault)
             return
+        root, depth = _unwrap_fix(_first_user(messages))
+        shape = _ragas_shape(root)
         if fault == "garbage":
             content = "I think this passage is quite relevant, all things considered."
             grade = None
         else:
             found = _GRADE.search(text)
+            top = 3 if shape is None else shape[1]
             if found:
                 grade = int(found.group(1))
+                if shape is not None:
+                    grade = min(grade, top)
             else:
-                grade = int(hashlib.sha256(key.encode()).hexdigest(), 16) % 4
+                grade = int(hashlib.sha256(key.encode()).hexdigest(), 16) % (top + 1)
             if fault == "offscale":
                 grade = 7
-            content = json.dumps({"grade": grade, "reason": "fake judge"})
+            if shape is None:
+                content = json.dumps({"grade": grade, "reason": "fake judge"})
+            elif shape[0] == "verdict":
+                content = json.dumps({"reason": "fake judge", "verdict": grade})
+            else:
+                content = json.dumps({"rating": grade})
+            for _ in range(depth):
+                content = json.dumps({"text": content})
         prompt_tokens = max(1, len(text) // 4)
         completion_tokens = 12
         choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
                                   "message": {"role": "assistant", "content": content}}
         if body.get("logprobs") and grade is not None:
-            choice["logprobs"] = _digit_logprobs(grade)
+            if shape is None and depth == 0:
+                choice["logprobs"] = _digit_logprobs(grade)
+            else:
+                choice["logprobs"] = _split_logprobs(content, grade, 3 if shape is None else shape[1])
         state.mark(key, "paid")
         self._send(200, {
             "id": f"chatcmpl-{key}-{n}", "object": "chat.completion", "created": int(time.time()),

@@ -38,7 +38,7 @@ agreement with human labels; calibrate it (``relgrade calibrate``) like any judg
 
 _EXPECTED_COMPLETION_TOKENS = 30
 _REPAIR = ("Your answer could not be read: {error}. Reply again with only the JSON object "
-           '{{"grade": <an integer from {lo} to {hi}>, "reason": "<one short sentence>"}} and no other text.')
+           '{{"{key}": <an integer from {lo} to {hi}>, "reason": "<one short sentence>"}} and no other text.')
 
 
 @dataclass(frozen=True)
@@ -297,7 +297,7 @@ class _Engine:
         else:
             answer = await self._call(messages, i, est)
             unit.paid_now = True
-            parsed = parse_answer(answer.content, self.prompt.scale)
+            parsed = parse_answer(answer.content, self.prompt.scale, self.prompt.grade_key)
             rec = self._record(answer, parsed)
             if parsed.grade is not None:
                 self._put(key, rec)
@@ -307,10 +307,11 @@ class _Engine:
             self._put(key, rec)
             unit.records[i] = first = rec
         repair = [*messages, {"role": "assistant", "content": first.get("raw_answer") or ""},
-                  {"role": "user", "content": _REPAIR.format(error=first.get("error"), lo=lo, hi=hi)}]
+                  {"role": "user", "content": _REPAIR.format(error=first.get("error"), lo=lo, hi=hi,
+                                                                  key=self.prompt.grade_key)}]
         answer = await self._call(repair, i, est + 200)
         unit.paid_now = True
-        parsed = parse_answer(answer.content, self.prompt.scale)
+        parsed = parse_answer(answer.content, self.prompt.scale, self.prompt.grade_key)
         rec = self._record(answer, parsed, previous=first)
         self._put(key, rec)
         unit.records[i] = rec

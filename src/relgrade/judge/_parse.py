@@ -7,6 +7,10 @@ Parsing order (first that yields a grade wins):
 2. a bare final grade line: the last non-empty line is ``3``, ``Grade: 3``, ``final grade = 3``,
    ``##final score: 3`` and the like.
 
+``key`` names the JSON key that carries the grade (default ``"grade"``; ragas' prompts answer
+``{"reason", "verdict"}`` or ``{"rating"}``); with another key, a final line may also say
+``Verdict: 1``.
+
 A grade off the scale or no grade at all is a :class:`Parsed` with ``grade=None`` and an
 ``error``; the caller asks once for a repair and otherwise records the pair as *unjudged*. A grade
 is never coerced to 0.
@@ -24,6 +28,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Sequence
 
 _DECODER = json.JSONDecoder()
@@ -32,6 +37,16 @@ _FINAL_LINE = re.compile(
     re.IGNORECASE,
 )
 _JSON_GRADE = re.compile(r'"grade"\s*:\s*"?\s*(-?\d)', re.IGNORECASE)
+
+
+@lru_cache(maxsize=16)
+def _patterns(key: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The JSON-grade and final-line patterns for a grade key (``grade`` keeps the module's own)."""
+    if key == "grade":
+        return _JSON_GRADE, _FINAL_LINE
+    json_key = re.compile(r'"' + re.escape(key) + r'"\s*:\s*"?\s*(-?\d)', re.IGNORECASE)
+    final = re.compile(_FINAL_LINE.pattern.replace("(?:grade|", "(?:" + re.escape(key) + "|grade|", 1), re.IGNORECASE)
+    return json_key, final
 
 
 @dataclass(frozen=True)
@@ -70,37 +85,39 @@ def _json_objects(text: str):
         i = text.find("{", end)
 
 
-def parse_answer(text: str | None, scale: Sequence[int]) -> Parsed:
-    """Read the grade of an answer on ``scale`` (e.g. ``range(4)``); see the module doc."""
+def parse_answer(text: str | None, scale: Sequence[int], key: str = "grade") -> Parsed:
+    """Read the grade of an answer on ``scale`` (e.g. ``range(4)``) under JSON ``key``; see the module doc."""
     if text is None or not text.strip():
         return Parsed(None, None, "empty answer")
+    key = key.lower()
+    json_grade, final_line = _patterns(key)
     lo, hi = min(scale), max(scale)
     for start, end, obj in _json_objects(text):
         lowered = {str(k).lower(): v for k, v in obj.items()}
-        if "grade" not in lowered:
+        if key not in lowered:
             continue
-        grade = _grade_value(lowered["grade"])
+        grade = _grade_value(lowered[key])
         reason = lowered.get("reason")
         reason = reason if isinstance(reason, str) else None
         if grade is None:
-            return Parsed(None, reason, f"the grade {lowered['grade']!r} is not an integer")
+            return Parsed(None, reason, f"the {key} {lowered[key]!r} is not an integer")
         if not lo <= grade <= hi:
-            return Parsed(None, reason, f"the grade {grade} is off the scale {lo}-{hi}")
-        found = _JSON_GRADE.search(text, start, end)
+            return Parsed(None, reason, f"the {key} {grade} is off the scale {lo}-{hi}")
+        found = json_grade.search(text, start, end)
         return Parsed(grade, reason, None, found.start(1) if found else None)
     lines = [line for line in text.strip().splitlines() if line.strip()]
     last = lines[-1].strip() if lines else ""
-    match = _FINAL_LINE.match(last) if lines else None
+    match = final_line.match(last) if lines else None
     if match:
         raw = match.group(1)
         value = float(raw)
         if not value.is_integer():
-            return Parsed(None, None, f"the grade {raw} is not an integer")
+            return Parsed(None, None, f"the {key} {raw} is not an integer")
         grade = int(value)
         if not lo <= grade <= hi:
-            return Parsed(None, None, f"the grade {grade} is off the scale {lo}-{hi}")
+            return Parsed(None, None, f"the {key} {grade} is off the scale {lo}-{hi}")
         return Parsed(grade, None, None, text.rfind(last) + match.start(1))
-    return Parsed(None, None, "no JSON object with a 'grade' and no final grade line")
+    return Parsed(None, None, f"no JSON object with a '{key}' and no final {key} line")
 
 
 def _get(obj: Any, name: str) -> Any:

@@ -32,8 +32,9 @@ neutralisation of ``<<<``/``>>>``.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from relgrade._errors import InputError
@@ -46,13 +47,22 @@ _HEADER = re.compile(r"^\[(system|user)\]\s*$")
 
 @dataclass(frozen=True)
 class Prompt:
-    """A loaded judge prompt. ``sha256`` versions it; ``max_grade`` fixes the scale ``0..max_grade``."""
+    """A loaded judge prompt. ``sha256`` versions it; ``max_grade`` fixes the scale ``0..max_grade``.
+
+    ``grade_key`` is the JSON key the answer carries the grade under (``"grade"`` for relgrade's
+    prompts, ``"verdict"`` or ``"rating"`` for ragas'). ``escape="json"`` is for templates whose
+    placeholders sit inside a JSON string (ragas renders its input as JSON): the query and the
+    delimited chunk are then JSON-string-escaped (``json.dumps(value, ensure_ascii=False)``
+    without the quotes), so a ``"`` in a chunk cannot close the string either.
+    """
 
     name: str
     system: str | None
     user: str
     sha256: str
     max_grade: int = 3
+    grade_key: str = "grade"
+    escape: str | None = None
 
     @property
     def hash(self) -> str:
@@ -66,6 +76,8 @@ class Prompt:
     def render(self, query: str, chunk: str) -> list[dict[str, str]]:
         """Chat messages for one (query, chunk) pair, the chunk delimited (see the module doc)."""
         values = {"query": neutralise(query), "chunk": delimit(chunk)}
+        if self.escape == "json":
+            values = {k: json.dumps(v, ensure_ascii=False)[1:-1] for k, v in values.items()}
 
         def fill(template: str) -> str:
             return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
@@ -151,8 +163,7 @@ def parse_prompt(text: str, *, name: str, max_grade: int = 3) -> Prompt:
 def load_prompt(spec: "str | Path | Prompt" = "graded", *, max_grade: int | None = None) -> Prompt:
     """Load ``graded``, ``binary``, ``local`` or a prompt file PATH (scale 0..3 unless ``max_grade``)."""
     if isinstance(spec, Prompt):
-        return spec if max_grade is None or max_grade == spec.max_grade else Prompt(
-            spec.name, spec.system, spec.user, spec.sha256, max_grade)
+        return spec if max_grade is None or max_grade == spec.max_grade else replace(spec, max_grade=max_grade)
     spec_str = str(spec)
     if spec_str in BUILTIN:
         folder = prompts_dir()
