@@ -56,6 +56,9 @@ def _progress_bar(total: int):
               "(default: the provider's, e.g. OPENAI_API_KEY). Keys are never accepted on the command line.")
 @click.option("--prompt", default=None, help="graded (0-3), binary (0-1), local, or a prompt file PATH. "
               "Default: graded (local for local/ models).")
+@click.option("--judge", "judge_name", default=None, metavar="NAME",
+              help="relgrade (default: the --prompt), or a ragas prompt judging one chunk: ragas:context_precision "
+              "(verdict 0-1), ragas:context_relevance (rating 0-2). Needs the 'ragas' extra.")
 @click.option("--max-grade", type=int, default=None, help="Top of the scale of a custom prompt (default 3; 1 for binary).")
 @click.option("--depth", type=int, default=10, show_default=True, help="Pool the top K of every run.")
 @click.option("--concurrency", type=int, default=16, show_default=True, help="Calls in flight.")
@@ -72,7 +75,7 @@ def _progress_bar(total: int):
 @click.option("--dry-run", is_flag=True, help="Print pairs, cached pairs, estimated tokens and dollars; call nothing.")
 @click.option("--out", default=None, help="Judged qrels to write; details go to OUT.details.jsonl.")
 @click.option("--show-unjudged", type=int, default=10, show_default=True, help="How many unjudged pairs to list.")
-def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, max_grade, depth, concurrency, timeout,
+def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_name, max_grade, depth, concurrency, timeout,
           max_attempts, rpm, tpm, samples, temperature, no_logprobs, retry_unjudged, store, max_cost, dry_run, out,
           show_unjudged):
     """Grade the pooled top-K chunks of one or more runs 0-3 with an LLM judge."""
@@ -82,6 +85,10 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, max_grade
 
     if not dry_run and not out:
         raise InputError("--out QRELS is required (or pass --dry-run)")
+    if judge_name is not None:
+        from relgrade.ragas._judges import judge_prompt
+
+        prompt = judge_prompt(judge_name, prompt, max_grade)
     if api_key_env is not None and not os.environ.get(api_key_env):
         raise InputError(f"--api-key-env {api_key_env}: that environment variable is not set")
     config = JudgeConfig(concurrency=concurrency, timeout=timeout, max_attempts=max_attempts, rpm=rpm, tpm=tpm,
