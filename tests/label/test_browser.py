@@ -7,14 +7,17 @@ checks it resumes; checks the SQLite store directly, the export through ``read_q
 
 from __future__ import annotations
 
+import importlib.util
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
-if not (CHROMIUM.exists() and DRIVER.exists()):
-    pytest.skip("needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)", allow_module_level=True)
+_spec = importlib.util.spec_from_file_location("relgrade_test_browser", Path(__file__).resolve().parents[1] / "fakes" / "browser.py")
+browser = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(browser)
+if not browser.available():
+    pytest.skip(browser.SKIP_REASON, allow_module_level=True)
 webdriver = pytest.importorskip("selenium.webdriver")
 
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
@@ -47,17 +50,7 @@ ITEMS = [
 
 @pytest.fixture
 def driver(tmp_path):
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", "--window-size=1280,860", f"--user-data-dir={tmp_path / 'chrome'}"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(service=Service(str(DRIVER)), options=options)
-    drv.set_page_load_timeout(30)
+    drv = browser.chrome(tmp_path / "chrome", window="1280,860")
     yield drv
     drv.quit()
 
