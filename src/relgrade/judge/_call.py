@@ -1,4 +1,4 @@
-"""One model call through litellm: retries (tenacity), timeout, rate limits, cost, and clear failures.
+"""One model call through litellm (or the lean OpenAI-compatible transport of ``_http``): retries (tenacity), timeout, rate limits, cost, and clear failures.
 
 Retried with exponential backoff and jitter: HTTP 408, 409, 429 and 5xx, connection errors and
 timeouts; a ``Retry-After`` (or ``retry-after-ms``) header sets the wait instead. Failing fast:
@@ -6,6 +6,12 @@ timeouts; a ``Retry-After`` (or ``retry-after-ms``) header sets the wait instead
 for openai: set OPENAI_API_KEY``), except a context-window or content-policy rejection, which only
 concerns that pair (it is reported as failed, not stored). litellm's and the OpenAI client's own
 retries are turned off so every attempt is ours and counted.
+
+Transport (``JudgeConfig.transport``): ``litellm.acompletion`` for every provider, or, for an
+``openai/`` model at an explicit ``api_base`` (``auto``) or when asked (``http``), the lean aiohttp
+client of :mod:`relgrade.judge._http`, whose errors carry the same ``status_code`` and response
+headers so the classification below is the same; its cost is ``prompt_tokens * input price +
+completion_tokens * output price`` from litellm's price table (``litellm.cost_per_token``).
 
 API keys are never logged or stored: every error text that leaves this module goes through
 :func:`redact`.
@@ -33,6 +39,7 @@ _ENV_KEYS = {
     "together_ai": "TOGETHERAI_API_KEY", "openrouter": "OPENROUTER_API_KEY", "cohere": "COHERE_API_KEY",
     "deepseek": "DEEPSEEK_API_KEY", "fireworks_ai": "FIREWORKS_AI_API_KEY", "xai": "XAI_API_KEY",
 }
+WINDOW_SECONDS = 60.0  # the rpm / tpm window (a module attribute so tests can shorten it)
 _KEYLIKE = re.compile(r"\b(sk|pk|key|api|xai|gsk|AIza)[-_A-Za-z0-9]*[-_][A-Za-z0-9*_\-]{6,}|\bAIza[0-9A-Za-z_\-]{20,}")
 _BEARER = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
 
@@ -159,7 +166,7 @@ class Answer:
 
 
 class _Window:
-    """A sliding 60-second window limit (requests or tokens per minute)."""
+    """A sliding window limit of ``per_minute`` requests or tokens per :data:`WINDOW_SECONDS`."""
 
     def __init__(self, per_minute: float):
         self.limit = float(per_minute)
@@ -171,14 +178,14 @@ class _Window:
         weight = min(weight, self.limit)
         async with self.lock:
             while True:
-                now = time.monotonic()
-                while self.events and self.events[0][0] <= now - 60.0:
+                now, span = time.monotonic(), WINDOW_SECONDS
+                while self.events and self.events[0][0] <= now - span:
                     self.used -= self.events.popleft()[1]
                 if self.used + weight <= self.limit or not self.events:
                     self.events.append((now, weight))
                     self.used += weight
                     return
-                await asyncio.sleep(self.events[0][0] + 60.0 - now + 0.001)
+                await asyncio.sleep(self.events[0][0] + span - now + 0.001)
 
 
 class Caller:
@@ -198,6 +205,18 @@ class Caller:
         self.litellm = import_litellm()
         self.secrets = tuple(s for s in (self.api_key,) if s)
         self.sleeps: list[tuple[str, float]] = []  # (status or error type, seconds waited) per retry
+        self.transport = choose_transport(model, config.transport, api_base)
+        self.http = None
+        if self.transport == "http":
+            from relgrade.judge._http import HttpTransport
+
+            self.http = HttpTransport(api_base, self.api_key, concurrency=config.concurrency)
+            self.prices = price_per_token(model)
+
+    async def aclose(self) -> None:
+        """Close the lean transport's connections (also done when the event loop shuts down)."""
+        if self.http is not None:
+            await self.http.aclose()
 
     def _kwargs(self, sample: int) -> dict[str, Any]:
         cfg = self.config
@@ -266,6 +285,8 @@ class Caller:
             await self.rpm.acquire(1)
         if self.tpm is not None:
             await self.tpm.acquire(est_tokens + self.config.max_tokens)
+        if self.http is not None:
+            return await self._once_http(messages, sample, attempt)
         start = time.perf_counter()
         guard = self.config.timeout * 1.5 + 1.0  # in case a provider ignores its timeout
         response = await asyncio.wait_for(
@@ -279,6 +300,25 @@ class Caller:
         return Answer(content, getattr(choice, "logprobs", None), prompt_tokens, completion_tokens,
                       self._cost(response), latency, attempt)
 
+    async def _once_http(self, messages, sample: int, attempt: int) -> Answer:
+        cfg = self.config
+        body: dict[str, Any] = {"model": self.model.split("/", 1)[1] if "/" in self.model else self.model,
+                                "messages": messages, "temperature": cfg.temperature, "max_tokens": cfg.max_tokens}
+        if self.logprobs:
+            body.update(logprobs=True, top_logprobs=cfg.top_logprobs)
+        if sample and cfg.temperature > 0:
+            body["seed"] = sample
+        start = time.perf_counter()
+        out = await self.http.post(body, cfg.timeout)  # type: ignore[union-attr]
+        latency = time.perf_counter() - start
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        prompt_tokens = int(usage.get("prompt_tokens") or 0)
+        completion_tokens = int(usage.get("completion_tokens") or 0)
+        cost = None if self.prices is None else prompt_tokens * self.prices[0] + completion_tokens * self.prices[1]
+        return Answer(choice["message"].get("content") or "", choice.get("logprobs"), prompt_tokens,
+                      completion_tokens, cost, latency, attempt)
+
     def _cost(self, response) -> float | None:
         hidden = getattr(response, "_hidden_params", None) or {}
         cost = hidden.get("response_cost")
@@ -288,6 +328,19 @@ class Caller:
             return float(self.litellm.completion_cost(completion_response=response, model=self.model))
         except Exception:  # noqa: BLE001 - model not in litellm's price table
             return None
+
+
+def choose_transport(model: str, transport: str, api_base: str | None) -> str:
+    """``"http"`` or ``"litellm"`` for a model, a ``JudgeConfig.transport`` and an ``api_base``."""
+    openai_like = provider_of(model) == "openai" and not model.startswith("local/")
+    if transport == "http":
+        if not openai_like:
+            raise InputError(f"--transport http speaks the OpenAI chat API only: use an openai/ model "
+                             f"(got {model}) or --transport litellm")
+        return "http"
+    if transport == "auto" and openai_like and api_base:
+        return "http"
+    return "litellm"
 
 
 def price_per_token(model: str) -> tuple[float, float] | None:
@@ -320,5 +373,6 @@ def check_local(model: str) -> None:
         _local.register(model)
 
 
-__all__ = ["Answer", "Caller", "FatalCallError", "PairCallError", "check_local", "count_tokens",
+__all__ = ["Answer", "Caller", "FatalCallError", "PairCallError", "WINDOW_SECONDS", "check_local", "choose_transport",
+           "count_tokens",
            "import_litellm", "is_retryable", "key_env", "price_per_token", "redact", "retry_after"]
