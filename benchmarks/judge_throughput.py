@@ -1,16 +1,20 @@
-"""Judge throughput: achieved vs ideal wall time, and relgrade's own CPU per judgment beyond litellm's.
+"""Judge throughput: achieved vs ideal wall time, and relgrade's own CPU per judgment beyond its transport's.
 
 The fake OpenAI server (tests/fakes/openai_server.py) runs in a separate process with a fixed
-latency, so its CPU is not counted. In this process, measured in one run and alternated:
+latency, so its CPU is not counted (it is started with a listen backlog of 1024: the stock
+``ThreadingHTTPServer`` listens with a backlog of 5, which drops the SYNs of 64 simultaneous
+connects and adds 1-s retransmits). In this process, measured in one run, alternated per round:
 
-- ``litellm only``: the same rendered messages sent with ``litellm.acompletion`` under an
+- ``litellm only``: the rendered messages sent with ``litellm.acompletion`` under an
   ``asyncio.Semaphore(concurrency)``, nothing else (no parsing, store, retries, progress);
-- ``relgrade``: :func:`relgrade.judge.judge_pairs` on the same pairs with a fresh SQLite store
-  (tenacity retries, budget, parsing, logprob distribution, a commit per judgment).
+- ``relgrade/litellm``: :func:`relgrade.judge.judge_pairs` with ``transport="litellm"`` and a
+  fresh SQLite store (tenacity retries, budget, parsing, logprob distribution, a commit each);
+- ``lean only``: the same messages POSTed by :class:`relgrade.judge._http.HttpTransport` alone;
+- ``relgrade/http``: ``judge_pairs`` with ``transport="http"``.
 
 Ideal wall time = pairs / concurrency x latency. Own CPU per judgment = (process CPU of relgrade
-- process CPU of the litellm-only loop) / pairs. Goals: >= 0.9 of ideal at 64 concurrent and
-400 ms; own overhead <= 1 ms per judgment.
+- process CPU of the matching transport-only loop) / pairs. Goals: >= 0.9 of ideal at 64
+concurrent and 400 ms; own overhead <= 1 ms per judgment.
 
     python benchmarks/judge_throughput.py [--pairs 640] [--concurrency 64] [--latency 0.4] [--rounds 2]
 """
@@ -21,6 +25,7 @@ import argparse
 import asyncio
 import importlib.util
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -48,6 +53,19 @@ def make_pairs(n: int, tag: str):
                  f"passage number {i} of round {tag}, with some words to read [[grade={i % 4}]]") for i in range(n)]
 
 
+def spawn_server(fakes, latency: float, lifetime: float = 900.0):
+    code = ("import runpy, socketserver, sys; socketserver.TCPServer.request_queue_size = 1024; "
+            f"sys.argv = ['fake', '--latency', {str(latency)!r}, '--lifetime', {str(lifetime)!r}]; "
+            f"runpy.run_path({fakes.__file__!r}, run_name='__main__')")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, text=True)
+    line = proc.stdout.readline() if proc.stdout else ""
+    if not line.startswith("PORT "):
+        proc.kill()
+        raise RuntimeError(f"fake server did not start: {line!r}")
+    return fakes.ServerProcess(proc, int(line.split()[1]))
+
+
 async def litellm_only(pairs, base_url: str, concurrency: int) -> None:
     import litellm
 
@@ -65,6 +83,25 @@ async def litellm_only(pairs, base_url: str, concurrency: int) -> None:
     await asyncio.gather(*(one(p) for p in pairs))
 
 
+async def lean_only(pairs, base_url: str, concurrency: int) -> None:
+    from relgrade.judge import load_prompt
+    from relgrade.judge._http import HttpTransport
+
+    prompt = load_prompt("graded")
+    transport = HttpTransport(base_url, KEY, concurrency=concurrency)
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(pair):
+        async with sem:
+            await transport.post({"model": MODEL.split("/", 1)[1], "messages": prompt.render(pair.query, pair.text),
+                                  "temperature": 0.0, "max_tokens": 256, "logprobs": True, "top_logprobs": 5}, 60)
+
+    try:
+        await asyncio.gather(*(one(p) for p in pairs))
+    finally:
+        await transport.aclose()
+
+
 def measure(fn) -> tuple[float, float]:
     wall, cpu = time.perf_counter(), time.process_time()
     fn()
@@ -79,50 +116,54 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
 
-    import litellm
-
-    litellm.suppress_debug_info = True
     from relgrade.judge import JudgeConfig, judge_pairs
+    from relgrade.judge._call import import_litellm
 
+    import_litellm()
     fakes = load_fakes()
     ideal = args.pairs / args.concurrency * args.latency
-    with fakes.spawn_server(latency=args.latency, lifetime=1800) as server, tempfile.TemporaryDirectory() as tmp:
-        # Warm up both paths (imports, connection pool, price table) outside the measurement.
-        asyncio.run(litellm_only(make_pairs(args.concurrency, "warm"), server.base_url, args.concurrency))
-        judge_pairs(make_pairs(args.concurrency, "warm2"), model=MODEL, api_base=server.base_url, api_key=KEY,
-                    store=Path(tmp) / "warm.sqlite", config=JudgeConfig(concurrency=args.concurrency),
-                    handle_sigint=False)
+    baselines = {"litellm": litellm_only, "http": lean_only}
+    with spawn_server(fakes, args.latency) as server, tempfile.TemporaryDirectory() as tmp:
+
+        def judge(pairs, transport: str, store: Path):
+            result = judge_pairs(pairs, model=MODEL, api_base=server.base_url, api_key=KEY, store=store,
+                                 config=JudgeConfig(concurrency=args.concurrency, timeout=60, transport=transport),
+                                 handle_sigint=False)
+            assert result.counts()["judged"] == len(pairs), result.counts()
+            assert all(j.distribution for j in result.judgments) and result.cost_unknown == 0
+            return result
+
+        for transport, loop in baselines.items():  # warm up: imports, price table, first connections
+            asyncio.run(loop(make_pairs(args.concurrency, f"warm-{transport}"), server.base_url, args.concurrency))
+            judge(make_pairs(args.concurrency, f"warm2-{transport}"), transport, Path(tmp) / f"warm-{transport}.sqlite")
         rows = []
         for r in range(args.rounds):
-            server.reset()
-            pairs = make_pairs(args.pairs, f"base{r}")
-            base_wall, base_cpu = measure(lambda: asyncio.run(litellm_only(pairs, server.base_url, args.concurrency)))
-            base_paid = server.stats()["paid"]
-            server.reset()
-            pairs = make_pairs(args.pairs, f"judge{r}")
-            store = Path(tmp) / f"round{r}.sqlite"
-            result = {}
-
-            def run_judge():
-                result["r"] = judge_pairs(pairs, model=MODEL, api_base=server.base_url, api_key=KEY, store=store,
-                                          config=JudgeConfig(concurrency=args.concurrency, timeout=60),
-                                          handle_sigint=False)
-
-            judge_wall, judge_cpu = measure(run_judge)
-            res = result["r"]
-            judged = res.counts()["judged"]
-            assert judged == args.pairs and server.stats()["paid"] == args.pairs == base_paid, res.counts()
-            rows.append((r, base_wall, base_cpu, judge_wall, judge_cpu))
-    print(f"{args.pairs} pairs, concurrency {args.concurrency}, server latency {args.latency * 1000:.0f} ms "
+            for transport, loop in baselines.items():
+                server.reset()
+                pairs = make_pairs(args.pairs, f"base-{transport}{r}")
+                bw, bc = measure(lambda: asyncio.run(loop(pairs, server.base_url, args.concurrency)))
+                assert server.stats()["paid"] == args.pairs
+                server.reset()
+                pairs = make_pairs(args.pairs, f"judge-{transport}{r}")
+                jw, jc = measure(lambda: judge(pairs, transport, Path(tmp) / f"round{r}-{transport}.sqlite"))
+                assert server.stats()["paid"] == args.pairs
+                rows.append((r, transport, bw, bc, jw, jc))
+    n = args.pairs
+    print(f"{n} pairs, concurrency {args.concurrency}, server latency {args.latency * 1000:.0f} ms "
           f"(server in its own process); ideal wall = {ideal:.2f} s")
-    print(f"{'round':>5}  {'litellm-only wall':>17}  {'of ideal':>8}  {'relgrade wall':>13}  {'of ideal':>8}  "
-          f"{'litellm CPU ms/call':>19}  {'relgrade CPU ms/pair':>20}  {'own CPU ms/pair':>15}")
-    for r, bw, bc, jw, jc in rows:
-        print(f"{r:>5}  {bw:>16.2f}s  {ideal / bw:>8.3f}  {jw:>12.2f}s  {ideal / jw:>8.3f}  "
-              f"{bc / args.pairs * 1000:>19.2f}  {jc / args.pairs * 1000:>20.2f}  {(jc - bc) / args.pairs * 1000:>15.2f}")
-    best = min(rows, key=lambda row: row[3])
-    print(f"best relgrade round: {ideal / best[3]:.3f} of ideal (goal >= 0.9); own CPU "
-          f"{(best[4] - best[2]) / args.pairs * 1000:.2f} ms per judgment beyond litellm (goal <= 1 ms)")
+    print(f"{'round':>5}  {'transport':>9}  {'baseline wall':>13}  {'of ideal':>8}  {'relgrade wall':>13}  "
+          f"{'of ideal':>8}  {'baseline CPU ms/call':>20}  {'relgrade CPU ms/pair':>20}  {'own CPU ms/pair':>15}")
+    for r, t, bw, bc, jw, jc in rows:
+        print(f"{r:>5}  {t:>9}  {bw:>12.2f}s  {ideal / bw:>8.3f}  {jw:>12.2f}s  {ideal / jw:>8.3f}  "
+              f"{bc / n * 1000:>20.2f}  {jc / n * 1000:>20.2f}  {(jc - bc) / n * 1000:>15.2f}")
+    for t in baselines:
+        mine = [row for row in rows if row[1] == t]
+        ratios = [ideal / row[4] for row in mine]
+        base = [ideal / row[2] for row in mine]
+        own = [(row[5] - row[3]) / n * 1000 for row in mine]
+        print(f"{t:>7}: relgrade {min(ratios):.3f}-{max(ratios):.3f} of ideal (baseline alone "
+              f"{min(base):.3f}-{max(base):.3f}; goal >= 0.9), own CPU {min(own):.2f}-{max(own):.2f} ms per "
+              f"judgment beyond the transport (goal <= 1 ms)")
 
 
 if __name__ == "__main__":
