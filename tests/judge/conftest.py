@@ -60,9 +60,16 @@ def make_run():
     return write_run
 
 
-@pytest.fixture
-def config():
-    return fast_config
+@pytest.fixture(params=["http", "litellm"])
+def config(request):
+    """``fast_config``, once per transport: the lean aiohttp path (the default for an openai/ model at an
+    api_base) and litellm (every other provider), so each fault test holds for both."""
+
+    def make(**kw):
+        kw.setdefault("transport", request.param)
+        return fast_config(**kw)
+
+    return make
 
 
 @pytest.fixture
