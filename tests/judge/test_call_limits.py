@@ -1,0 +1,104 @@
+"""The call layer's rate limits and logprobs fallback, against the fake OpenAI server on 127.0.0.1.
+
+The rpm / tpm window length is ``relgrade.judge._call.WINDOW_SECONDS`` (60 s in use); the tests
+shorten or lengthen it and assert on what the server received, never on a wall-time ceiling.
+Each test runs on both transports (the ``config`` fixture of conftest.py is parametrized).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import time
+
+import pytest
+
+from relgrade.judge import Pair, ajudge_pairs, judge_pairs
+from relgrade.judge import _call
+
+MODEL = "openai/gpt-4o-mini"
+
+
+def _pairs(n):
+    return [Pair("q1", f"d{i}", "how do tides work", f"passage {i} [[grade={i % 4}]]") for i in range(n)]
+
+
+def _stopped_after(server, tmp_path, config, fake_key, n_expected, **limits):
+    """Run 6 pairs with a window that never reopens; stop once ``n_expected`` are done (plus a grace)."""
+    stop = asyncio.Event()
+    done = []
+
+    async def go():
+        loop = asyncio.get_running_loop()
+
+        def on_progress(stats):
+            done.append(stats["done"])
+            if stats["done"] >= n_expected:
+                loop.call_later(0.5, stop.set)  # time for an unlimited run to send the rest
+
+        return await ajudge_pairs(_pairs(6), model=MODEL, store=tmp_path / "s.sqlite", api_base=server.base_url,
+                                  api_key=fake_key, config=config(concurrency=6, **limits), on_progress=on_progress,
+                                  stop_event=stop)
+
+    return asyncio.run(go())
+
+
+def test_rpm_window_holds_back_calls_beyond_the_limit(server, tmp_path, config, fake_key, monkeypatch):
+    monkeypatch.setattr(_call, "WINDOW_SECONDS", 3600.0)
+    result = _stopped_after(server, tmp_path, config, fake_key, 3, rpm=3)
+    assert server.stats()["requests"] == 3
+    assert result.stopped == "interrupted" and len(result.judgments) == 3 and len(result.remaining) == 3
+
+
+def test_tpm_window_counts_the_worst_case_output_tokens(server, tmp_path, config, fake_key, monkeypatch):
+    monkeypatch.setattr(_call, "WINDOW_SECONDS", 3600.0)
+    # Each call reserves its prompt estimate plus max_tokens; 250 tokens leave room for two calls of 100.
+    result = _stopped_after(server, tmp_path, config, fake_key, 2, tpm=250, max_tokens=100)
+    assert server.stats()["requests"] == 2
+    assert len(result.judgments) == 2 and len(result.remaining) == 4
+
+
+def test_rpm_window_reopens_and_every_pair_is_judged(server, tmp_path, config, fake_key, monkeypatch):
+    monkeypatch.setattr(_call, "WINDOW_SECONDS", 0.3)
+    start = time.monotonic()
+    result = judge_pairs(_pairs(6), model=MODEL, store=tmp_path / "s.sqlite", api_base=server.base_url,
+                         api_key=fake_key, config=config(concurrency=6, rpm=2), handle_sigint=False)
+    elapsed = time.monotonic() - start
+    assert result.counts()["judged"] == 6 and server.stats()["requests"] == 6
+    assert elapsed >= 2 * 0.3  # 6 calls at 2 per window need at least three windows: a lower bound only
+
+
+class _RefusingLogprobs:
+    """Wraps the fake server's handler: any request asking for logprobs gets the 400 vLLM sends."""
+
+    refused: list[int] = []
+
+    @classmethod
+    def install(cls, server):
+        base = server._httpd.RequestHandlerClass
+        refused = cls.refused = []
+
+        class Handler(base):
+            def do_POST(self):  # noqa: N802
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if json.loads(raw or b"{}").get("logprobs"):
+                    refused.append(1)
+                    self._send(400, {"error": {"message": "logprobs is not supported by this model",
+                                               "type": "invalid_request_error"}})
+                    return
+                self.rfile = io.BytesIO(raw)
+                super().do_POST()
+
+        server._httpd.RequestHandlerClass = Handler
+        return refused
+
+
+def test_logprobs_refused_is_graded_without_distribution(server, tmp_path, config, fake_key):
+    refused = _RefusingLogprobs.install(server)
+    result = judge_pairs(_pairs(3), model=MODEL, store=tmp_path / "s.sqlite", api_base=server.base_url,
+                         api_key=fake_key, config=config(concurrency=1), handle_sigint=False)
+    assert [j.grade for j in result.judgments] == [0, 1, 2]
+    assert all(j.status == "judged" and j.distribution is None for j in result.judgments)
+    assert len(refused) == 1  # refused once, then asked without logprobs for the rest of the run
+    assert server.stats()["paid"] == 3
