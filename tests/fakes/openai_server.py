@@ -327,6 +327,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(500, {"error": {"message": f"unknown fault {fault!r}", "type": "server_error"}})
 
 
+class _Server(ThreadingHTTPServer):
+    """A listen backlog of 1024, set before ``listen()`` runs in the constructor (the default, 5,
+    drops the SYNs of a burst of new connections: the kernel retries them after 1 s, 3 s, ...)."""
+
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 class FakeOpenAIServer:
     """The fake server in a daemon thread of this process. Use as a context manager.
 
@@ -339,9 +347,7 @@ class FakeOpenAIServer:
                  max_requests: int = 100_000, lifetime: float = 600.0, port: int = 0):
         self.state = _State(latency, hang_seconds, require_key, max_requests)
         handler = type("Handler", (_Handler,), {"state": self.state})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
-        self._httpd.daemon_threads = True
-        self._httpd.request_queue_size = 256
+        self._httpd = _Server(("127.0.0.1", port), handler)
         self.port: int = self._httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.lifetime = lifetime
