@@ -13,7 +13,9 @@ steered by ``[[grade=N]]`` markers (verdict = min(N, 1)). Both tools send ragas'
   ``JudgeConfig(concurrency=C)``: at most C calls at once, a fresh SQLite store, the per-row score
   being the same average precision (of the judged contexts).
 
-So both have at most C calls in flight. Scenarios: ``clean``, and ``faults``: 10% of the pairs
+So both have at most C calls in flight. Each latency gets its own server: 300 ms (a hosted model:
+the wall is latency-bound, and ragas' one-context-after-another rows cap the ratio) and 20 ms (a
+fast local endpoint such as vLLM: the wall is bound by each client's CPU per judgment). Scenarios: ``clean``, and ``faults``: 10% of the pairs
 get one 429 (Retry-After 0.2 s), 5% one unparseable answer, 5% unparseable answers on every attempt.
 Printed per tool: wall time, CPU ms per judgment (this process), calls the server saw (and 200s
 paid), pairs without a verdict, rows scored, rows NaN (ragas) / lost (relgrade: no judged context),
@@ -21,7 +23,7 @@ verdicts kept per second (ragas discards the verdicts of a NaN row), and the thr
 (ragas wall / relgrade wall, and relgrade / ragas verdicts kept per second). Goals: ratio >= 1.5 at equal concurrency; no
 row lost where ragas gives NaN.
 
-    python benchmarks/vs_ragas.py [--queries 20] [--per-query 10] [--concurrency 16] [--latency 0.3]
+    python benchmarks/vs_ragas.py [--queries 20] [--per-query 10] [--concurrency 16] [--latency 0.3 0.02]
 """
 
 from __future__ import annotations
@@ -129,7 +131,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--per-query", type=int, default=10)
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--latency", type=float, default=0.3)
+    parser.add_argument("--latency", type=float, nargs="+", default=[0.3, 0.02],
+                        help="server latencies in seconds, one fake server each (default: a slow hosted "
+                             "model, 0.3, and a fast local endpoint, 0.02)")
     args = parser.parse_args()
 
     from relgrade.judge._call import import_litellm
@@ -139,7 +143,14 @@ def main() -> None:
     n_pairs = args.queries * args.per_query
     fakes = load_fakes()
     table = []
-    with fakes.spawn_server(latency=args.latency, lifetime=1800) as server, tempfile.TemporaryDirectory() as tmp:
+    for latency in args.latency:
+        table += measure(fakes, latency, args)
+    report(table, args, n_pairs)
+
+
+def measure(fakes, latency: float, args) -> list:
+    table = []
+    with fakes.spawn_server(latency=latency, lifetime=1800) as server, tempfile.TemporaryDirectory() as tmp:
         # warm both paths (imports, connection pools) outside the measurement
         run_ragas(make_rows(2, 2, "warm-r", False), server.base_url, args.concurrency)
         run_relgrade(make_rows(2, 2, "warm-g", False), server.base_url, args.concurrency, Path(tmp) / "warm.sqlite")
@@ -153,6 +164,7 @@ def main() -> None:
                     out = run_ragas(rows, server.base_url, args.concurrency)
                 else:
                     out = run_relgrade(rows, server.base_url, args.concurrency, Path(tmp) / f"{scenario}.sqlite")
+                out["latency"] = latency
                 stats = server.stats()
                 out.update(calls=stats["requests"], paid=stats["paid"],
                            repeats={k: v for k, v in stats["by_pair"].items() if v["paid"] > 1})
@@ -167,32 +179,38 @@ def main() -> None:
             measured["relgrade"]["recovered"] = sum(
                 1 for a, b in zip(measured["ragas"]["scores"], measured["relgrade"]["scores"])
                 if math.isnan(a) and not math.isnan(b))
+    return table
 
+
+def report(table: list, args, n_pairs: int) -> None:
+    lat = ", ".join(f"{x * 1000:.0f} ms" for x in args.latency)
+    ideal = ", ".join(f"{math.ceil(n_pairs / args.concurrency) * x:.2f} s" for x in args.latency)
     print(f"{n_pairs} pairs ({args.queries} rows x {args.per_query} contexts), at most {args.concurrency} calls in "
-          f"flight for both, server latency {args.latency * 1000:.0f} ms in its own process; ideal wall "
-          f"{math.ceil(n_pairs / args.concurrency) * args.latency:.1f} s")
+          f"flight for both, server latency {lat} in its own process (one server per latency); ideal wall {ideal}")
     print("faults scenario: 10% of pairs one 429 (Retry-After 0.2 s), 5% one unparseable answer, "
           "5% unparseable on every attempt")
-    print(f"{'scenario':<8} {'tool':<8} {'wall s':>7} {'CPU ms/judgment':>15} {'calls':>6} {'paid':>5} "
+    print(f"{'latency':>7} {'scenario':<8} {'tool':<8} {'wall s':>7} {'CPU ms/judgment':>15} {'calls':>6} {'paid':>5} "
           f"{'pairs w/o verdict':>17} {'rows scored':>11} {'rows NaN/lost':>13} {'verdicts kept/s':>15} "
           f"{'wall ratio':>10} {'kept/s ratio':>12}")
     for scenario, tool, out in table:
         missing = "n/a" if out["pairs_missing"] is None else str(out["pairs_missing"])
         ratio = f"{out['ratio']:.2f}" if "ratio" in out else ""
         kept_ratio = f"{out['kept_ratio']:.2f}" if "kept_ratio" in out else ""
-        print(f"{scenario:<8} {tool:<8} {out['wall']:>7.2f} {out['cpu'] / n_pairs * 1000:>15.2f} {out['calls']:>6} "
+        print(f"{out['latency'] * 1000:>5.0f}ms {scenario:<8} {tool:<8} {out['wall']:>7.2f} {out['cpu'] / n_pairs * 1000:>15.2f} {out['calls']:>6} "
               f"{out['paid']:>5} {missing:>17} {args.queries - out['rows_bad']:>11} {out['rows_bad']:>13} "
               f"{out['kept'] / out['wall']:>15.1f} {ratio:>10} {kept_ratio:>12}")
     for scenario, tool, out in table:
         if tool == "relgrade":
-            print(f"{scenario}: relgrade/ragas throughput {out['ratio']:.2f}x by wall time, {out['kept_ratio']:.2f}x by "
+            print(f"{out['latency'] * 1000:.0f} ms {scenario}: relgrade/ragas throughput {out['ratio']:.2f}x by wall time, {out['kept_ratio']:.2f}x by "
                   f"verdicts kept per second (goal >= 1.5); rows with the same score "
                   f"in both: {out['same']}; rows ragas gave NaN that relgrade scored: {out['recovered']}")
     print(f"ragas runs a row's {args.per_query} contexts one after the other, so with {args.queries} rows and "
           f"{args.concurrency} workers its ideal is {math.ceil(args.queries / args.concurrency) * args.per_query} "
           f"latencies against relgrade's {math.ceil(n_pairs / args.concurrency)}: the wall ratio cannot exceed "
           f"{math.ceil(args.queries / args.concurrency) * args.per_query / math.ceil(n_pairs / args.concurrency):.2f} "
-          "here, and nears 1 when rows are many more than workers")
+          "here (slow server), and nears 1 when rows are many more than workers; against a fast server the "
+          "client's own CPU per judgment bounds the wall instead (one event loop, one core): wall >= pairs x "
+          "CPU ms/judgment")
     print("ragas: a row whose one context stays unparseable after ragas' output fixer is NaN as a whole (its other "
           "verdicts are thrown away); relgrade: that context is 'unjudged' (raw answer kept, asked again with "
           "--retry-unjudged) and the row is the AP of its judged contexts. 'pairs w/o verdict' is not reported by "
