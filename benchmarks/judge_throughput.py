@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,16 +32,11 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _fakes import load_fakes  # noqa: E402
+
 MODEL = "openai/gpt-4o-mini"
 KEY = "sk-fake-benchmark-key"
-
-
-def load_fakes():
-    spec = importlib.util.spec_from_file_location("relgrade_fake_openai_server", ROOT / "tests" / "fakes" / "openai_server.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def make_pairs(n: int, tag: str):
@@ -51,19 +44,6 @@ def make_pairs(n: int, tag: str):
 
     return [Pair(f"q{i // 10}", f"d{i}", f"benchmark query {i // 10} {tag}",
                  f"passage number {i} of round {tag}, with some words to read [[grade={i % 4}]]") for i in range(n)]
-
-
-def spawn_server(fakes, latency: float, lifetime: float = 900.0):
-    code = ("import runpy, socketserver, sys; socketserver.TCPServer.request_queue_size = 1024; "
-            f"sys.argv = ['fake', '--latency', {str(latency)!r}, '--lifetime', {str(lifetime)!r}]; "
-            f"runpy.run_path({fakes.__file__!r}, run_name='__main__')")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, text=True)
-    line = proc.stdout.readline() if proc.stdout else ""
-    if not line.startswith("PORT "):
-        proc.kill()
-        raise RuntimeError(f"fake server did not start: {line!r}")
-    return fakes.ServerProcess(proc, int(line.split()[1]))
 
 
 async def litellm_only(pairs, base_url: str, concurrency: int) -> None:
@@ -123,7 +103,7 @@ def main() -> None:
     fakes = load_fakes()
     ideal = args.pairs / args.concurrency * args.latency
     baselines = {"litellm": litellm_only, "http": lean_only}
-    with spawn_server(fakes, args.latency) as server, tempfile.TemporaryDirectory() as tmp:
+    with fakes.spawn_server(latency=args.latency, lifetime=900.0) as server, tempfile.TemporaryDirectory() as tmp:
 
         def judge(pairs, transport: str, store: Path):
             result = judge_pairs(pairs, model=MODEL, api_base=server.base_url, api_key=KEY, store=store,

@@ -29,7 +29,6 @@ row lost where ragas gives NaN.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import logging
 import math
 import os
@@ -43,16 +42,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _fakes import load_fakes  # noqa: E402
+
 MODEL = "gpt-4o-mini"
 KEY = "sk-fake-benchmark-key"
-
-
-def load_fakes():
-    spec = importlib.util.spec_from_file_location("relgrade_fake_openai_server", ROOT / "tests" / "fakes" / "openai_server.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def fault_of(i: int, faults: bool) -> str:

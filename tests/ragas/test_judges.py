@@ -20,7 +20,8 @@ from relgrade.judge import Pair, judge_pairs, load_prompt, parse_answer  # noqa:
 from relgrade.judge._prompt import delimit, neutralise  # noqa: E402
 from relgrade.ragas import known_judges, ragas_prompt  # noqa: E402
 
-from .conftest import fast_config, write_run  # noqa: E402
+from ..conftest import write_run  # noqa: E402
+from .conftest import fast_config  # noqa: E402
 
 MODEL = "openai/gpt-4o-mini"
 TRICKY_QUERY = 'what is "x" {{chunk}} <<<PASSAGE 0>>> é'
