@@ -110,19 +110,25 @@ def _check_unique(seen: dict[str, str], qid: str, where: str) -> None:
     seen[qid] = where
 
 
+def _samples(rows, kind: str, need: str):
+    """``(query_id, query, (ids, texts))`` per row, with the ``kind`` contexts (``reference``/``retrieved``)."""
+    seen: dict[str, str] = {}
+    for where, row in rows:
+        query = _query(row, where)
+        found = _ids(row, kind, where)
+        if found is None:
+            raise InputError(f"{where}: no '{kind}_context_ids' or '{kind}_contexts'; {need}")
+        qid = query_id_for(query)
+        _check_unique(seen, qid, where)
+        yield qid, query, found
+
+
 def golden_from_ragas(dataset: Any) -> GoldenSet:
     """A :class:`~relgrade.io.GoldenSet` from the references of a ragas dataset (grade 1 each)."""
     rows, source = _rows(dataset)
-    cases, seen = [], {}
-    for where, row in rows:
-        query = _query(row, where)
-        found = _ids(row, "reference", where)
-        if found is None:
-            raise InputError(f"{where}: no 'reference_context_ids' or 'reference_contexts'; a golden set needs the "
-                             "contexts that should be found (an empty list marks a no-answer query)")
-        qid = query_id_for(query)
-        _check_unique(seen, qid, where)
-        cases.append(GoldenCase(query=query, relevant_doc_ids=tuple(found[0]), query_id=qid))
+    cases = [GoldenCase(query=query, relevant_doc_ids=tuple(found[0]), query_id=qid)
+             for qid, query, found in _samples(rows, "reference", "a golden set needs the contexts that should be "
+                                               "found (an empty list marks a no-answer query)")]
     return GoldenSet(tuple(cases), source=source)
 
 
@@ -132,15 +138,7 @@ def run_from_ragas(dataset: Any, *, name: str = "ragas") -> Run:
     qs, ds, ss = [], [], []
     queries: dict[str, str] = {}
     texts: dict[str, str] = {}
-    seen: dict[str, str] = {}
-    for where, row in rows:
-        query = _query(row, where)
-        found = _ids(row, "retrieved", where)
-        if found is None:
-            raise InputError(f"{where}: no 'retrieved_context_ids' or 'retrieved_contexts'; a run needs what the "
-                             "retriever returned")
-        qid = query_id_for(query)
-        _check_unique(seen, qid, where)
+    for qid, query, found in _samples(rows, "retrieved", "a run needs what the retriever returned"):
         queries[qid] = query
         ids, chunk_texts = found
         n = len(ids)
