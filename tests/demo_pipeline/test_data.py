@@ -105,3 +105,17 @@ def test_runs_are_readable_by_the_judge_pooler(tmp_path):
     line = json.loads(paths["bm25"].read_text(encoding="utf-8").splitlines()[0])
     assert set(line) == {"query_id", "query", "results"} and 1 <= len(line["results"]) <= 3
     assert all(set(r) == {"doc_id", "text"} for r in line["results"])
+
+
+def test_demo_bad_options_exit_2_with_one_line_before_any_work(tmp_path, capsys):
+    from relgrade.cli import main
+
+    afile = tmp_path / "report.txt"
+    afile.write_text("keep me")
+    assert main(["demo", "--out", str(afile)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--out" in err[0] and "not a directory" in err[0]
+    assert afile.read_text() == "keep me"
+    assert main(["demo", "--out", str(tmp_path / "d"), "--depth", "0"]) == 2
+    assert "--depth" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()

@@ -8,8 +8,8 @@ import click
 @click.command()
 @click.option("--out", default="relgrade-demo", show_default=True, help="Directory for the report, summary and every intermediate file.")
 @click.option("--model", default=None, help="Judge model (any litellm model). Default: the embedded local judge local/gemma3-270m.")
-@click.option("--depth", type=int, default=5, show_default=True, help="Judge the top K of each run.")
-@click.option("--concurrency", type=int, default=None, help="Judge calls in flight (default 1 for local models, 16 otherwise).")
+@click.option("--depth", type=click.IntRange(min=1), default=5, show_default=True, help="Judge the top K of each run.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=None, help="Judge calls in flight (default 1 for local models, 16 otherwise).")
 def demo(out, model, depth, concurrency):
     """Retrieve, judge, calibrate, build hybrid labels with PPI intervals, evaluate, gate, and write a report."""
     from relgrade.demo._pipeline import run_demo

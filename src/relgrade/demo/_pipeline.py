@@ -48,7 +48,12 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
     from relgrade.demo import _data
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: that is a file, not a directory; give a new or existing directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--out {out}: cannot create the directory ({exc.strerror}); choose another path") from None
     log = out / "demo.log"
     log.write_text("relgrade demo log\n", encoding="utf-8")
     model = model or "local/gemma3-270m"
