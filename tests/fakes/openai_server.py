@@ -31,6 +31,8 @@ appends messages) counts as the same pair. Faults:
 - ``500``, ``502``, ``503``, ``408``, ``409``, ``400``, ``401``, ``403`` - that status, JSON error body
 - ``drop`` - close the connection without any response
 - ``hang`` - wait ``hang_seconds`` (default 5) and then close without a response
+- ``context`` - 400 ``context_length_exceeded`` (the prompt is over the model's context window)
+- ``html`` - a 200 answer whose body is an HTML page, not JSON (a misconfigured proxy; not paid)
 - ``garbage`` - a 200 answer whose content has no grade (counts as paid)
 - ``offscale`` - a 200 answer with grade 7 (counts as paid)
 
@@ -44,7 +46,10 @@ the prompt it embeds>}``, and it counts as the *same pair* as the prompt it embe
 recursively), so a ``[[faults=garbage]]`` script advances the same way for ragas' fixer as for
 relgrade's repair. Logprobs of these answers put the digit in a token of its own.
 
-``paid`` counts 200 answers (what a real provider would bill). ``require_key`` makes every request
+``max_in_flight`` is the most POSTs the server was handling at once; ``order`` lists the pair keys
+of the chat requests in arrival order. ``paid`` counts 200 answers (what a real provider would bill); ``clients`` counts chat requests by
+the first word of their ``User-Agent`` (``AsyncOpenAI`` for litellm's OpenAI client, ``Python`` for
+aiohttp). ``require_key`` makes every request
 without ``Authorization: Bearer <require_key>`` a 401. The server never stores or logs the key.
 """
 
@@ -131,10 +136,17 @@ class _State:
         self.requests = 0
         self.paid = 0
         self.by_pair: dict[str, dict[str, int]] = {}
+        self.clients: dict[str, int] = {}
+        self.order: list[str] = []  # pair keys of the chat requests, in arrival order
+        self.in_flight = 0
+        self.max_in_flight = 0
 
-    def count(self, key: str) -> int:
+    def count(self, key: str, agent: str = "") -> int:
         with self.lock:
             self.requests += 1
+            client = agent.split("/", 1)[0].strip() or "unknown"
+            self.clients[client] = self.clients.get(client, 0) + 1
+            self.order.append(key)
             row = self.by_pair.setdefault(key, {"requests": 0, "paid": 0, "faults": 0})
             row["requests"] += 1
             return row["requests"] - 1
@@ -147,13 +159,26 @@ class _State:
 
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
-            return {"requests": self.requests, "paid": self.paid,
+            return {"requests": self.requests, "paid": self.paid, "clients": dict(self.clients),
+                    "order": list(self.order), "max_in_flight": self.max_in_flight,
                     "by_pair": {k: dict(v) for k, v in self.by_pair.items()}}
 
     def reset(self) -> None:
         with self.lock:
             self.requests = self.paid = 0
             self.by_pair.clear()
+            self.clients.clear()
+            self.order.clear()
+            self.max_in_flight = 0
+
+    def enter(self) -> None:
+        with self.lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
 
 
 def _answer_text(messages: list[dict[str, Any]]) -> str:
@@ -233,6 +258,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
 
     def do_POST(self) -> None:  # noqa: N802
+        self.state.enter()
+        try:
+            self._post()
+        finally:
+            self.state.leave()
+
+    def _post(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = self.path.rstrip("/")
@@ -254,7 +286,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(503, {"error": {"message": "fake server request budget exhausted", "type": "server_error"}})
             return
         key = pair_key(messages)
-        n = state.count(key)
+        n = state.count(key, self.headers.get("User-Agent") or "")
         if state.require_key is not None and self.headers.get("Authorization") != f"Bearer {state.require_key}":
             self._send(401, {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error",
                                        "code": "invalid_api_key"}})
@@ -320,6 +352,18 @@ class _Handler(BaseHTTPRequestHandler):
             _, _, seconds = fault.partition(":")
             self._send(429, {"error": {"message": "Rate limit reached", "type": "rate_limit_error"}},
                        {"Retry-After": seconds or "1"})
+        elif fault == "context":
+            self._send(400, {"error": {"message": "This model's maximum context length is 128000 tokens. However, "
+                                       "your messages resulted in 131072 tokens.", "type": "invalid_request_error",
+                                       "param": "messages", "code": "context_length_exceeded"}})
+        elif fault == "html":
+            data = b"<html><body><h1>502 Bad Gateway</h1><p>nginx</p></body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
         elif fault.isdigit():
             status = int(fault)
             self._send(status, {"error": {"message": f"fake error {status}", "type": "server_error"}})

@@ -102,3 +102,25 @@ def test_logprobs_refused_is_graded_without_distribution(server, tmp_path, confi
     assert all(j.status == "judged" and j.distribution is None for j in result.judgments)
     assert len(refused) == 1  # refused once, then asked without logprobs for the rest of the run
     assert server.stats()["paid"] == 3
+
+
+def test_concurrency_is_the_number_of_requests_in_flight(fakes, tmp_path, config, fake_key):
+    with fakes.FakeOpenAIServer(latency=0.1) as srv:
+        result = judge_pairs(_pairs(24), model=MODEL, store=tmp_path / "s.sqlite", api_base=srv.base_url,
+                             api_key=fake_key, config=config(concurrency=4), handle_sigint=False)
+        assert srv.stats()["max_in_flight"] == 4  # reached, never passed (the judge runs 8 workers)
+    assert [j.grade for j in result.judgments] == [i % 4 for i in range(24)]
+
+
+def test_a_retry_after_wait_does_not_hold_a_request_slot(server, fakes, tmp_path, config, fake_key):
+    from relgrade.judge import load_prompt
+
+    pairs = [Pair("q1", "slow", "tides", "passage [[grade=2]] [[faults=429:0.6]]"),
+             Pair("q1", "a", "tides", "passage a [[grade=1]]"), Pair("q1", "b", "tides", "passage b [[grade=3]]")]
+    keys = [fakes.pair_key(load_prompt("graded").render(p.query, p.text)) for p in pairs]
+    result = judge_pairs(pairs, model=MODEL, store=tmp_path / "s.sqlite", api_base=server.base_url, api_key=fake_key,
+                         config=config(concurrency=1), handle_sigint=False)
+    assert [j.grade for j in result.judgments] == [2, 1, 3]
+    # one request at a time, and the other pairs go while the first waits out its 0.6 s Retry-After
+    assert server.stats()["order"] == [keys[0], keys[1], keys[2], keys[0]]
+    assert server.stats()["max_in_flight"] == 1

@@ -52,6 +52,10 @@ class PairCallError(Exception):
     """A failure of this pair only (no answer after the retries, context window exceeded)."""
 
 
+class Halted(Exception):
+    """The call was not sent: the run is stopping (see :meth:`Caller.halt`)."""
+
+
 def import_litellm():
     """litellm, imported lazily with the local price table and without its banner."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -205,13 +209,25 @@ class Caller:
         self.litellm = import_litellm()
         self.secrets = tuple(s for s in (self.api_key,) if s)
         self.sleeps: list[tuple[str, float]] = []  # (status or error type, seconds waited) per retry
+        # A slot is held for the request itself only: not while waiting out a backoff or a Retry-After,
+        # not while the answer is parsed and stored (so ``concurrency`` is requests in flight).
+        self.slots = asyncio.Semaphore(config.concurrency)
+        self.halted: str | None = None  # set by halt(): no new request goes out
         self.transport = choose_transport(model, config.transport, api_base)
         self.http = None
         if self.transport == "http":
             from relgrade.judge._http import HttpTransport
 
+            if self.api_key is None:  # what litellm would read for an openai/ model
+                self.api_key = os.environ.get(key_env(model, api_key_env))
+                self.secrets = tuple(s for s in (self.api_key,) if s)
+
             self.http = HttpTransport(api_base, self.api_key, concurrency=config.concurrency)
             self.prices = price_per_token(model)
+
+    def halt(self, why: str) -> None:
+        """Send no further request (a fatal error or a stop): a call waiting for a slot raises :class:`Halted`."""
+        self.halted = self.halted or why
 
     async def aclose(self) -> None:
         """Close the lean transport's connections (also done when the event loop shuts down)."""
@@ -264,7 +280,7 @@ class Caller:
                 with attempt:
                     attempts += 1
                     return await self._once(messages, sample, est_tokens, attempts)
-        except (FatalCallError, PairCallError):
+        except (FatalCallError, PairCallError, Halted):
             raise
         except Exception as exc:  # noqa: BLE001 - classified below
             status = _status(exc)
@@ -281,12 +297,25 @@ class Caller:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _once(self, messages, sample: int, est_tokens: int, attempt: int) -> Answer:
-        if self.rpm is not None:
-            await self.rpm.acquire(1)
-        if self.tpm is not None:
-            await self.tpm.acquire(est_tokens + self.config.max_tokens)
-        if self.http is not None:
-            return await self._once_http(messages, sample, attempt)
+        async with self.slots:
+            if self.halted is not None:
+                raise Halted(self.halted)
+            if self.rpm is not None:
+                await self.rpm.acquire(1)
+            if self.tpm is not None:
+                await self.tpm.acquire(est_tokens + self.config.max_tokens)
+            if self.halted is not None:
+                raise Halted(self.halted)
+            if self.http is not None:
+                answer = await self._once_http(messages, sample, attempt)
+            else:
+                answer = await self._once_litellm(messages, sample, attempt)
+        # Yield once: a worker woken by the freed slot sends its request before this answer is parsed and
+        # stored, so when answers arrive together the next requests do not queue behind that CPU work.
+        await asyncio.sleep(0)
+        return answer
+
+    async def _once_litellm(self, messages, sample: int, attempt: int) -> Answer:
         start = time.perf_counter()
         guard = self.config.timeout * 1.5 + 1.0  # in case a provider ignores its timeout
         response = await asyncio.wait_for(
@@ -373,6 +402,6 @@ def check_local(model: str) -> None:
         _local.register(model)
 
 
-__all__ = ["Answer", "Caller", "FatalCallError", "PairCallError", "WINDOW_SECONDS", "check_local", "choose_transport",
+__all__ = ["Answer", "Caller", "FatalCallError", "Halted", "PairCallError", "WINDOW_SECONDS", "check_local", "choose_transport",
            "count_tokens",
            "import_litellm", "is_retryable", "key_env", "price_per_token", "redact", "retry_after"]

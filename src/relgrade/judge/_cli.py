@@ -59,6 +59,9 @@ def _progress_bar(total: int):
 @click.option("--judge", "judge_name", default=None, metavar="NAME",
               help="relgrade (default: the --prompt), or a ragas prompt judging one chunk: ragas:context_precision "
               "(verdict 0-1), ragas:context_relevance (rating 0-2). Needs the 'ragas' extra.")
+@click.option("--transport", type=click.Choice(["auto", "litellm", "http"]), default="auto", show_default=True,
+              help="How calls reach the model: litellm (every provider), http (relgrade's lean OpenAI-compatible client, "
+              "openai/ models only), auto (http for an openai/ model with --api-base, else litellm).")
 @click.option("--max-grade", type=int, default=None, help="Top of the scale of a custom prompt (default 3; 1 for binary).")
 @click.option("--depth", type=int, default=10, show_default=True, help="Pool the top K of every run.")
 @click.option("--concurrency", type=int, default=16, show_default=True, help="Calls in flight.")
@@ -75,7 +78,7 @@ def _progress_bar(total: int):
 @click.option("--dry-run", is_flag=True, help="Print pairs, cached pairs, estimated tokens and dollars; call nothing.")
 @click.option("--out", default=None, help="Judged qrels to write; details go to OUT.details.jsonl.")
 @click.option("--show-unjudged", type=int, default=10, show_default=True, help="How many unjudged pairs to list.")
-def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_name, max_grade, depth, concurrency, timeout,
+def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_name, transport, max_grade, depth, concurrency, timeout,
           max_attempts, rpm, tpm, samples, temperature, no_logprobs, retry_unjudged, store, max_cost, dry_run, out,
           show_unjudged):
     """Grade the pooled top-K chunks of one or more runs 0-3 with an LLM judge."""
@@ -93,8 +96,12 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
         raise InputError(f"--api-key-env {api_key_env}: that environment variable is not set")
     config = JudgeConfig(concurrency=concurrency, timeout=timeout, max_attempts=max_attempts, rpm=rpm, tpm=tpm,
                          samples=samples, temperature=temperature, logprobs=not no_logprobs,
-                         retry_unjudged=retry_unjudged, max_cost=max_cost)
+                         retry_unjudged=retry_unjudged, max_cost=max_cost, transport=transport)
     model = model or DEFAULT_MODEL
+    if transport != "auto":
+        from relgrade.judge._call import choose_transport
+
+        choose_transport(model, transport, api_base)  # --transport http with a non-openai/ model: exit 2 now
     store_path = Path(store) if store else DEFAULT_STORE
     loaded = [read_run(path) for path in runs]
     pairs = pool(loaded, depth, corpus=read_corpus(corpus) if corpus else None,

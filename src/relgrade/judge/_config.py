@@ -15,7 +15,9 @@ class JudgeConfig:
     """How to call the judge model. Only ``temperature``, ``max_tokens`` and ``samples`` change answers
     (they are in the store key); the rest (retries, timeout, concurrency, limits, budget) never are.
 
-    - ``concurrency``: calls in flight at once.
+    - ``concurrency``: requests in flight at once. A request holds its slot only while it is on the
+      wire: not while it waits out a backoff or a ``Retry-After`` (another pair's request goes
+      meanwhile), not while its answer is parsed and stored.
     - ``timeout``: seconds per request; a request past it is retried.
     - ``max_attempts``: attempts per call on 408/409/429/5xx, connection errors and timeouts,
       waiting ``Retry-After`` when the server sends it (capped at ``max_retry_after``), else an
@@ -33,8 +35,8 @@ class JudgeConfig:
       OpenAI itself), same retries, errors, logprobs and price table. ``"auto"`` (default): ``http``
       for an ``openai/`` model with an explicit ``api_base``, else ``litellm``. Measured by
       ``benchmarks/judge_throughput.py`` (64 concurrent, 400 ms, 2 shared cores): litellm costs
-      about 4 ms CPU per call and reaches 0.63-0.69 of the ideal wall time; the lean path costs
-      under 1 ms and reaches about 0.9. Never part of the store key.
+      about 4 ms CPU per call and reaches about 0.7 of the ideal wall time; the lean path costs
+      under 1 ms and reaches 0.92-0.97. Never part of the store key.
     """
 
     concurrency: int = 16

@@ -24,7 +24,7 @@ from typing import Any
 
 from relgrade._errors import InputError
 from relgrade.judge._call import (
-    Answer, Caller, FatalCallError, PairCallError, check_local, count_tokens, price_per_token,
+    Answer, Caller, FatalCallError, Halted, PairCallError, check_local, count_tokens, price_per_token,
 )
 from relgrade.judge._config import JudgeConfig
 from relgrade.judge._parse import Parsed, expected_grade, grade_distribution, parse_answer
@@ -75,6 +75,9 @@ class Judgment:
     samples: tuple[int | None, ...] | None = None
     mean_grade: float | None = None
     spread: float | None = None
+    scale: tuple[int, ...] | None = None
+    """The grades the prompt allows (``(0, 1, 2, 3)``, ``(0, 1)`` for a binary judge); in the details
+    JSONL so that ``relgrade calibrate`` compares a binary judge with graded human labels correctly."""
 
     def to_dict(self) -> dict[str, Any]:
         """The details-JSONL object (``raw_answer`` only when not judged; sample fields only with samples)."""
@@ -87,6 +90,8 @@ class Judgment:
             "completion_tokens": self.completion_tokens, "cost_usd": self.cost_usd,
             "latency_s": self.latency_s, "cached": self.cached,
         }
+        if self.scale is not None:
+            out["scale"] = list(self.scale)
         if self.status != "judged":
             out["raw_answer"] = self.raw_answer
             out["error"] = self.error
@@ -336,7 +341,7 @@ def _aggregate(unit: _Unit, model: str, prompt: Prompt, samples: int, cached: bo
     grades = [r.get("grade") if r.get("status") == "judged" else None for r in present]
     judged = [g for g in grades if g is not None]
     base = dict(model=model, prompt_hash=prompt.hash, prompt_tokens=tokens_in, completion_tokens=tokens_out,
-                cost_usd=cost, latency_s=latency, cached=cached)
+                cost_usd=cost, latency_s=latency, cached=cached, scale=tuple(prompt.scale))
     if unit.failed is not None and not judged:
         base["cached"] = False
         return Judgment(**_ids(unit), grade=None, status="failed", distribution=None, expected_grade=None,
@@ -469,10 +474,15 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
                     await engine.judge_unit(unit)
                 except _Stop as stop:
                     engine.stopped = engine.stopped or str(stop)
+                    caller.halt(engine.stopped)
                     remaining.append(unit)
                     return
                 except FatalCallError as exc:
                     engine.fatal = engine.fatal or str(exc)
+                    caller.halt("fatal")
+                    remaining.append(unit)
+                    return
+                except Halted:
                     remaining.append(unit)
                     return
                 except asyncio.CancelledError:
@@ -481,7 +491,9 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
                 finished.append(unit)
                 engine._progress(unit)
 
-        tasks = [asyncio.ensure_future(worker()) for _ in range(min(config.concurrency, max(1, len(todo))))]
+        # Twice as many workers as request slots (Caller.slots): while one worker parses and stores an
+        # answer, or waits out a Retry-After, another one's request already takes the freed slot.
+        tasks = [asyncio.ensure_future(worker()) for _ in range(min(2 * config.concurrency, max(1, len(todo))))]
 
         async def watch() -> None:
             await stop_event.wait()  # type: ignore[union-attr]
@@ -495,6 +507,7 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
         finally:
             if watcher is not None:
                 watcher.cancel()
+            await caller.aclose()
         if engine.fatal is not None:
             done = sum(1 for u in finished if u.paid_now)
             raise InputError(f"{engine.fatal} ({done} judgments paid before the error are kept in {db.path})")
