@@ -155,3 +155,46 @@ def test_human_annotator_column_gives_the_ceiling(files, capsys):
     assert ha["n_annotators"] == 2 and ha["n_pairs"] == 120
     assert ha["pairwise_kappa"]["value"] > ha["judge_kappa"]["value"]
     assert "human-human kappa" in capsys.readouterr().out
+
+
+def _details(path, rows, scale):
+    path.write_text("".join(json.dumps({"query_id": q, "doc_id": d, "grade": g, "status": "judged",
+                                        "distribution": None, "expected_grade": None, "reason": "r",
+                                        "scale": scale}) + "\n" for q, d, g in rows), encoding="utf-8")
+    return path
+
+
+def test_binary_judge_is_calibrated_against_binarized_graded_humans(tmp_path, capsys):
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = np.random.default_rng(3)
+    humans = {(f"q{q}", f"d{d}"): int(rng.integers(0, 4)) for q in range(12) for d in range(6)}
+    # the binary judge says 1 exactly when the human grade is >= 2, except on every 7th pair
+    binary = [(q, d, int(g >= 2) if i % 7 else 1 - int(g >= 2)) for i, ((q, d), g) in enumerate(humans.items())]
+    graded = [(q, d, g if i % 5 else min(3, g + 1)) for i, ((q, d), g) in enumerate(humans.items())]
+    human = tmp_path / "human.csv"
+    human.write_text("query_id,doc_id,grade\n" + "".join(f"{q},{d},{g}\n" for (q, d), g in humans.items()))
+    out = tmp_path / "cal.json"
+    code = main(["calibrate", "--judge", str(_details(tmp_path / "ragas.jsonl", binary, [0, 1])),
+                 "--judge", str(_details(tmp_path / "ours.jsonl", graded, [0, 1, 2, 3])), "--human", str(human),
+                 "--n-boot", "50", "--json", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0
+    rag, ours = json.loads(out.read_text())["judges"]
+    truth = [int(g >= 2) for g in humans.values()]
+    assert rag["kappa"]["value"] == pytest.approx(cohen_kappa_score(truth, [g for _, _, g in binary]))
+    assert rag["binary_kappa"]["value"] == pytest.approx(rag["kappa"]["value"])
+    assert rag["kappa"]["value"] > 0.6  # 6 in 7 right: without binarizing humans it would be near zero
+    assert ours["kappa"]["value"] == pytest.approx(cohen_kappa_score(list(humans.values()), [g for _, _, g in graded]))
+    assert "binary judge (scale 0-1): compared with the human grades binarized at --threshold 2" in printed
+    assert "different scales (0-1, 0-3)" in printed and "no combination" in printed
+
+
+def test_judge_scale_wider_than_the_humans_exits_2(tmp_path, capsys):
+    human = tmp_path / "human.csv"
+    human.write_text("query_id,doc_id,grade\nq1,d1,1\nq1,d2,0\n")
+    judge = _details(tmp_path / "j.jsonl", [("q1", "d1", 4), ("q1", "d2", 0)], [0, 1, 2, 3, 4])
+    code = main(["calibrate", "--judge", str(judge), "--human", str(human)])
+    err = capsys.readouterr().err
+    assert code == 2 and "the judge grades on 0-4, which does not fit the human scale --scale 0-3" in err
+    assert str(judge) in err and "Traceback" not in err

@@ -53,6 +53,42 @@ def _write(path: str, text: str) -> None:
         raise InputError(f"cannot write ({exc.strerror}); check the directory exists", path=path) from None
 
 
+def _span(scale: tuple[int, ...]) -> str:
+    return f"{scale[0]}-{scale[-1]}" if list(scale) == list(range(scale[0], scale[-1] + 1)) else ",".join(map(str, scale))
+
+
+def judge_terms(jl, humans, scale: tuple[int, ...], threshold: int):
+    """``(scale, human labels, annotations, binary threshold, note)`` to compare judge ``jl`` with ``humans`` on.
+
+    A judge whose details declare its own scale (``relgrade judge`` writes ``"scale"``) is compared on it:
+    a binary judge (two grades, e.g. ``ragas:context_precision`` or ``--prompt binary``) against the
+    human grades binarized at ``--threshold``; a narrower scale inside the human one (``ragas:
+    context_relevance``, 0-2) grade for grade, the monotone mapping telling how its grades line up;
+    anything else is a user error.
+    """
+    from relgrade.calibration._inputs import binarize
+
+    j_scale = jl.scale or scale
+    if j_scale == scale:
+        return scale, humans.labels, humans.annotations, threshold, None
+    if len(j_scale) == 2 and len(scale) > 2:
+        if threshold not in scale:
+            raise InputError(f"--threshold {threshold} is not a grade of --scale {_span(scale)}")
+        pair = (j_scale[0], j_scale[1])
+        annotations = {key: {a: pair[1] if g >= threshold else pair[0] for a, g in grades.items()}
+                       for key, grades in humans.annotations.items()}
+        note = (f"binary judge (scale {_span(j_scale)}): compared with the human grades binarized at --threshold "
+                f"{threshold} (grade >= {threshold} counts as {pair[1]}, below as {pair[0]}); every statistic here "
+                "is on these binary labels")
+        return j_scale, binarize(humans.labels, threshold, pair), annotations, j_scale[1], note
+    if set(j_scale) <= set(scale):
+        note = (f"the judge grades on {_span(j_scale)}, a narrower scale than the human {_span(scale)}: grades are "
+                "compared as they are (the fitted mapping shows how the judge's grades line up with the humans')")
+        return scale, humans.labels, humans.annotations, threshold, note
+    raise InputError(f"the judge grades on {_span(j_scale)}, which does not fit the human scale --scale {_span(scale)}; "
+                     "declare the human scale with --scale", path=jl.source)
+
+
 @click.command("calibrate")
 @click.option("--judge", "judges", multiple=True, required=True, metavar="PATH",
               help="Judge labels: qrels (TREC/CSV/JSONL) or the judge's details JSONL. Repeat for several judges.")
@@ -85,22 +121,29 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
     for jl in loaded:
         if jl.n_unjudged:
             click.echo(f"{jl.name}: {jl.n_unjudged} unjudged pair(s) (grade null) excluded")
+        j_scale, h_labels, h_annotations, j_threshold, note = judge_terms(jl, humans, scale_t, threshold)
         try:
-            rep = agreement(jl.labels, humans.labels, scale=scale_t, binary_threshold=threshold, expected=jl.expected,
-                            annotations=humans.annotations or None, n_boot=n_boot, seed=seed, name=jl.name,
+            rep = agreement(jl.labels, h_labels, scale=j_scale, binary_threshold=j_threshold, expected=jl.expected,
+                            annotations=h_annotations or None, n_boot=n_boot, seed=seed, name=jl.name,
                             model=jl.model, n_unjudged=jl.n_unjudged)
         except InputError as exc:
             raise InputError(f"{jl.source}: {exc}") from None
-        if mapping:
-            import dataclasses
+        import dataclasses
 
-            fitted = fit_mapping(jl.labels, humans.labels, expected=jl.expected, scale=scale_t, n_boot=n_boot, seed=seed)
+        if note:
+            rep = dataclasses.replace(rep, notes=(note, *rep.notes))
+        if mapping:
+            fitted = fit_mapping(jl.labels, h_labels, expected=jl.expected, scale=j_scale, n_boot=n_boot, seed=seed)
             rep = dataclasses.replace(rep, mapping=fitted)
         reports.append(rep)
         info = {**humans.info, **jl.info}
         audits.append(disagreements(jl.labels, humans.labels, info=info))
     combo = None
-    if len(loaded) > 1:
+    scales = {jl.scale or scale_t for jl in loaded}
+    if len(loaded) > 1 and len(scales) > 1:
+        click.echo(f"\nnote: the judges grade on different scales ({', '.join(_span(x) for x in sorted(scales))}): "
+                   "each is compared with the humans on its own scale; no combination of them is tried")
+    elif len(loaded) > 1:
         combo = combine_judges({jl.name: jl.labels for jl in loaded}, humans.labels, scale=scale_t, n_boot=n_boot,
                                seed=seed)
 
@@ -132,7 +175,7 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
         data = reports[0].to_dict()
         if len(reports) > 1:
             data["judges"] = [r.to_dict() for r in reports]
-            data["combination"] = combo.to_dict()
+            data["combination"] = combo.to_dict() if combo is not None else None
         data["n_disagreements"] = len(audits[0])
         _write(json_out, dumps(data) + "\n")
         click.echo(f"\nwrote {json_out}")

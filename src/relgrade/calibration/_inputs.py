@@ -39,6 +39,8 @@ class JudgeLabels:
     model: str | None = None
     n_unjudged: int = 0
     source: str | None = None
+    scale: tuple[int, ...] | None = None
+    """The judge's own scale when its details file says so (``"scale": [0, 1]``), else None (``--scale``)."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,9 @@ def read_judge(path: str | Path, *, scale=(0, 1, 2, 3), name: str | None = None)
         qrels = read_qrels(path)
         _check_qrels_scale(path, text, qrels, scale)
         return JudgeLabels(label, qrels.to_dict(), source=str(path))
+    declared = _declared_scale(path, text)
+    if declared is not None:
+        scale = declared
     allowed = set(scale)
     labels: dict[str, dict[str, int]] = {}
     expected: dict[str, dict[str, float]] = {}
@@ -147,7 +152,28 @@ def read_judge(path: str | Path, *, scale=(0, 1, 2, 3), name: str | None = None)
                                  path=path, line=number) from None
     if bad:
         raise _bad_scale(path, len(bad), bad[0], scale)
-    return JudgeLabels(label, labels, expected or None, dist, info, model, unjudged, str(path))
+    return JudgeLabels(label, labels, expected or None, dist, info, model, unjudged, str(path), declared)
+
+
+def _declared_scale(path, text: str) -> tuple[int, ...] | None:
+    """The ``scale`` list of the first judgment that has one (``relgrade judge`` writes it), or None."""
+    for number, obj in iter_jsonl(path, text, what="judge details file"):
+        value = obj.get("scale")
+        if value is None:
+            continue
+        ok = isinstance(value, list) and len(value) >= 2 and all(isinstance(v, int) and not isinstance(v, bool)
+                                                                 for v in value)
+        if not ok or value != sorted(set(value)):
+            raise InputError(f"'scale' must list at least two increasing integer grades, e.g. [0, 1, 2, 3]; got {value!r}",
+                             path=path, line=number)
+        return tuple(value)
+    return None
+
+
+def binarize(labels: Mapping[str, Mapping[str, int]], threshold: int, scale: tuple[int, int]) -> dict[str, dict[str, int]]:
+    """``labels`` on a binary ``scale``: ``scale[1]`` where the grade is ``>= threshold``, else ``scale[0]``."""
+    lo, hi = scale
+    return {q: {d: hi if g >= threshold else lo for d, g in docs.items()} for q, docs in labels.items()}
 
 
 def _rows(path, text: str, kind: str) -> Iterator[tuple[int, dict[str, Any], str]]:
