@@ -66,17 +66,16 @@ def judge_terms(jl, humans, scale: tuple[int, ...], threshold: int):
     context_relevance``, 0-2) grade for grade, the monotone mapping telling how its grades line up;
     anything else is a user error.
     """
+    from relgrade.calibration._agreement import check_threshold
     from relgrade.calibration._inputs import binarize
 
     j_scale = jl.scale or scale
     if j_scale == scale:
         return scale, humans.labels, humans.annotations, threshold, None
     if len(j_scale) == 2 and len(scale) > 2:
-        if threshold not in scale:
-            raise InputError(f"--threshold {threshold} is not a grade of --scale {_span(scale)}")
+        check_threshold(threshold, scale)
         pair = (j_scale[0], j_scale[1])
-        annotations = {key: {a: pair[1] if g >= threshold else pair[0] for a, g in grades.items()}
-                       for key, grades in humans.annotations.items()}
+        annotations = binarize(humans.annotations, threshold, pair)
         note = (f"binary judge (scale {_span(j_scale)}): compared with the human grades binarized at --threshold "
                 f"{threshold} (grade >= {threshold} counts as {pair[1]}, below as {pair[0]}); every statistic here "
                 "is on these binary labels")
@@ -109,6 +108,7 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
         render_page,
     )
     from relgrade.calibration._inputs import dumps
+    import dataclasses
 
     scale_t = parse_scale(scale)
     if json_out and Path(json_out).is_dir():
@@ -128,8 +128,6 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
                             model=jl.model, n_unjudged=jl.n_unjudged)
         except InputError as exc:
             raise InputError(f"{jl.source}: {exc}") from None
-        import dataclasses
-
         if note:
             rep = dataclasses.replace(rep, notes=(note, *rep.notes))
         if mapping:

@@ -156,11 +156,11 @@ def read_judge(path: str | Path, *, scale=(0, 1, 2, 3), name: str | None = None)
 
 
 def _declared_scale(path, text: str) -> tuple[int, ...] | None:
-    """The ``scale`` list of the first judgment that has one (``relgrade judge`` writes it), or None."""
+    """The ``scale`` list of the first judgment (``relgrade judge`` writes it on every row), or None."""
     for number, obj in iter_jsonl(path, text, what="judge details file"):
         value = obj.get("scale")
         if value is None:
-            continue
+            return None
         ok = isinstance(value, list) and len(value) >= 2 and all(isinstance(v, int) and not isinstance(v, bool)
                                                                  for v in value)
         if not ok or value != sorted(set(value)):
@@ -170,8 +170,9 @@ def _declared_scale(path, text: str) -> tuple[int, ...] | None:
     return None
 
 
-def binarize(labels: Mapping[str, Mapping[str, int]], threshold: int, scale: tuple[int, int]) -> dict[str, dict[str, int]]:
-    """``labels`` on a binary ``scale``: ``scale[1]`` where the grade is ``>= threshold``, else ``scale[0]``."""
+def binarize(labels: Mapping[Any, Mapping[str, int]], threshold: int, scale: tuple[int, int]) -> dict[Any, dict[str, int]]:
+    """``labels`` (``{query: {doc: grade}}`` or ``{(query, doc): {annotator: grade}}``) on a binary ``scale``:
+    ``scale[1]`` where the grade is ``>= threshold``, else ``scale[0]``."""
     lo, hi = scale
     return {q: {d: hi if g >= threshold else lo for d, g in docs.items()} for q, docs in labels.items()}
 

@@ -207,20 +207,18 @@ class Caller:
         self.rpm = _Window(config.rpm) if config.rpm else None
         self.tpm = _Window(config.tpm) if config.tpm else None
         self.litellm = import_litellm()
+        self.transport = choose_transport(model, config.transport, api_base)
+        if self.api_key is None and self.transport == "http":  # what litellm would read for an openai/ model
+            self.api_key = os.environ.get(key_env(model, api_key_env))
         self.secrets = tuple(s for s in (self.api_key,) if s)
         self.sleeps: list[tuple[str, float]] = []  # (status or error type, seconds waited) per retry
         # A slot is held for the request itself only: not while waiting out a backoff or a Retry-After,
         # not while the answer is parsed and stored (so ``concurrency`` is requests in flight).
         self.slots = asyncio.Semaphore(config.concurrency)
         self.halted: str | None = None  # set by halt(): no new request goes out
-        self.transport = choose_transport(model, config.transport, api_base)
         self.http = None
         if self.transport == "http":
             from relgrade.judge._http import HttpTransport
-
-            if self.api_key is None:  # what litellm would read for an openai/ model
-                self.api_key = os.environ.get(key_env(model, api_key_env))
-                self.secrets = tuple(s for s in (self.api_key,) if s)
 
             self.http = HttpTransport(api_base, self.api_key, concurrency=config.concurrency)
             self.prices = price_per_token(model)

@@ -85,6 +85,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     from relgrade._errors import InputError
     from relgrade.io import read_corpus, read_queries, read_run
     from relgrade.judge import DEFAULT_MODEL, DEFAULT_STORE, JudgeConfig, estimate, judge_pairs, pool
+    from relgrade.judge._call import choose_transport
 
     if not dry_run and not out:
         raise InputError("--out QRELS is required (or pass --dry-run)")
@@ -98,10 +99,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
                          samples=samples, temperature=temperature, logprobs=not no_logprobs,
                          retry_unjudged=retry_unjudged, max_cost=max_cost, transport=transport)
     model = model or DEFAULT_MODEL
-    if transport != "auto":
-        from relgrade.judge._call import choose_transport
-
-        choose_transport(model, transport, api_base)  # --transport http with a non-openai/ model: exit 2 now
+    choose_transport(model, transport, api_base)  # --transport http with a non-openai/ model: exit 2 before reading runs
     store_path = Path(store) if store else DEFAULT_STORE
     loaded = [read_run(path) for path in runs]
     pairs = pool(loaded, depth, corpus=read_corpus(corpus) if corpus else None,

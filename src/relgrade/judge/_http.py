@@ -82,13 +82,9 @@ def _error(status: int, raw: bytes, headers: dict[str, str]) -> HTTPStatusError:
 def _user_agent() -> str:
     import aiohttp
 
-    try:
-        from importlib.metadata import version
+    from relgrade import __version__
 
-        mine = version("relgrade")
-    except Exception:  # noqa: BLE001 - not installed (a source checkout)
-        mine = "dev"
-    return f"relgrade/{mine} aiohttp/{aiohttp.__version__}"
+    return f"relgrade/{__version__} aiohttp/{aiohttp.__version__}"
 
 
 def _proxy_for(url: str) -> str | None:
