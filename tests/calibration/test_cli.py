@@ -1,17 +1,14 @@
-"""relgrade calibrate / sample through the real CLI entry point, on real files."""
+"""relgrade calibrate through the real CLI entry point, on real files (relgrade sample: test_sample.py)."""
 
 from __future__ import annotations
 
-import csv
 import json
 
 import numpy as np
 import pytest
 
-from relgrade import InputError
 from relgrade.cli import main
-from relgrade.calibration import read_human, read_judge
-from relgrade.io import read_qrels
+from relgrade.calibration import read_judge
 
 
 @pytest.fixture()
@@ -93,45 +90,9 @@ def test_user_errors_exit_2(files, capsys):
     assert "exactly one of --n" in _error(capsys, ["sample", "--judge", str(other), "--out", str(files / "s.csv")])
 
 
-def test_sample_then_calibrate_reads_the_filled_file_back(files, capsys):
-    items = files / "items.csv"
-    code = main(["sample", "--judge", str(files / "details.jsonl"), "--n", "20", "--out", str(items), "--seed", "3"])
-    assert code == 0
-    rows = list(csv.DictReader(items.open()))
-    assert len(rows) == 20
-    assert list(rows[0]) == ["query_id", "query", "doc_id", "text", "judge_grade", "grade"]
-    assert all(r["grade"] == "" for r in rows)
-    assert {r["judge_grade"] for r in rows} == {"0", "1", "2", "3"}  # every grade represented
-    assert rows[0]["query"].startswith("question") and rows[0]["text"].startswith("chunk")
-    with pytest.raises(InputError):
-        read_qrels(items)  # an empty grade is an error for the plain qrels reader...
-    human = {tuple(l.split()[0::2]): l.split()[3] for l in (files / "human.txt").read_text().splitlines()}
-    for r in rows[:15]:  # humans filled 15 of the 20
-        r["grade"] = human[(r["query_id"], r["doc_id"])]
-    with items.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    assert read_human(items).n_empty == 5  # ...but calibrate's reader skips and counts it
-    capsys.readouterr()
-    code = main(["calibrate", "--judge", str(files / "details.jsonl"), "--human", str(items), "--n-boot", "50",
-                 "--json", str(files / "o.json")])
-    assert code == 0
-    assert "skipped 5 row(s) with an empty grade" in capsys.readouterr().out
-    assert json.loads((files / "o.json").read_text())["n_pairs"] == 15
-
-
-def test_sample_sized_by_target_halfwidth_and_excluding_labeled(files, capsys):
-    items = files / "items.jsonl"
-    code = main(["sample", "--judge", str(files / "judge.txt"), "--target-halfwidth", "0.2", "--out", str(items),
-                 "--exclude", str(files / "human.txt")])
-    # every judged pair is already human-labeled: nothing left to sample
-    assert code == 2 and "no judged pair left" in capsys.readouterr().err
-
-
 def test_read_judge_details_keeps_scores_and_counts_unjudged(files):
     jl = read_judge(files / "details.jsonl")
-    assert jl.n_unjudged == 1 and jl.model == "local/gemma-3-270m"
+    assert jl.n_unjudged == 1 and jl.unjudged == (("q0", "dx"),) and jl.model == "local/gemma-3-270m"
     assert len(jl.expected) == 12 and jl.distribution[("q0", "d0")][0] in (0.1, 0.7)
     assert jl.info[("q0", "d0")]["reason"].startswith("<b>")
     plain = read_judge(files / "judge.txt")

@@ -34,9 +34,26 @@ from relgrade.calibration._mapping import (
     identity_mapping,
 )
 from relgrade.calibration._report import render_combination, render_page, render_sections
-from relgrade.calibration._sample import SampleItem, sample_pairs, sample_size, write_sample
+from relgrade.calibration._sample import (
+    DEFAULT_DESIGN,
+    DESIGNS,
+    Sample,
+    SampleItem,
+    Stratum,
+    check_design,
+    check_writable,
+    pairs_per_query,
+    queries_needed,
+    query_pool,
+    sample_pairs,
+    sample_size,
+    with_texts,
+    write_sample,
+)
 
 __all__ = [
+    "DEFAULT_DESIGN",
+    "DESIGNS",
     "Agreement",
     "CalibrationReport",
     "Combination",
@@ -46,15 +63,22 @@ __all__ = [
     "HumanAgreement",
     "HumanLabels",
     "JudgeLabels",
+    "Sample",
     "SampleItem",
+    "Stratum",
     "Verdict",
     "agreement",
     "band_of",
+    "check_design",
     "check_labels_in_scale",
+    "check_writable",
     "combine_judges",
     "disagreements",
     "fit_mapping",
     "human_agreement",
+    "pairs_per_query",
+    "queries_needed",
+    "query_pool",
     "identity_mapping",
     "read_human",
     "read_judge",
@@ -64,5 +88,6 @@ __all__ = [
     "sample_pairs",
     "sample_size",
     "verdict",
+    "with_texts",
     "write_sample",
 ]

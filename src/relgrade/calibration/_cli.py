@@ -187,36 +187,59 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
 
 @click.command("sample")
 @click.option("--judge", required=True, metavar="PATH", help="Judge labels: details JSONL (uses distributions) or qrels.")
-@click.option("--n", "n", type=int, default=None, help="Number of pairs to choose.")
+@click.option("--design", default=None, metavar="queries|strata",
+              help="queries (the default): whole random queries with every pooled pair, what relgrade estimate "
+                   "needs. strata: pairs by judge grade (x entropy tercile), with inclusion weights for calibrate.")
+@click.option("--n", "n", type=int, default=None,
+              help="How many to draw: QUERIES with --design queries, PAIRS with --design strata.")
 @click.option("--target-halfwidth", type=float, default=None,
-              help="Choose enough pairs for a kappa CI of about this half-width (e.g. 0.05).")
+              help="Draw enough for a kappa CI of about this half-width (e.g. 0.05); the queries design converts "
+                   "the pairs needed into queries at the observed pairs per query.")
 @click.option("--assumed-kappa", type=float, default=0.5, show_default=True,
               help="Kappa assumed when sizing by --target-halfwidth.")
-@click.option("--run", "run_path", metavar="PATH", help="Run (RAG JSONL) supplying query and chunk texts.")
+@click.option("--run", "run_paths", multiple=True, metavar="PATH",
+              help="Run (RAG JSONL supplies query and chunk texts); with --depth its top K join the pool. Repeatable.")
+@click.option("--depth", type=int, default=None,
+              help="With --run and --design queries: the run's top K of each query are pooled pairs too.")
 @click.option("--corpus", metavar="PATH", help="Corpus (doc_id, text) supplying chunk texts.")
 @click.option("--queries", "queries_path", metavar="PATH", help="Queries file (qid<TAB>query) supplying query texts.")
-@click.option("--exclude", metavar="PATH", help="Labels already collected (qrels/CSV/JSONL): those pairs are skipped.")
+@click.option("--exclude", metavar="PATH",
+              help="Labels already collected (qrels/CSV/JSONL): the queries design skips their queries, "
+                   "strata their pairs.")
 @click.option("--scale", default="0-3", show_default=True, help="Declared grade scale, e.g. 0-3.")
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random draw.")
 @click.option("--out", required=True, metavar="items.csv|items.jsonl", help="Where to write the pairs to label.")
-def sample(judge, n, target_halfwidth, assumed_kappa, run_path, corpus, queries_path, exclude, scale, seed, out):
-    """Choose the pairs humans should label next: stratified by judge grade and query, uncertain first."""
-    from relgrade.calibration import read_human, read_judge, sample_pairs, sample_size, write_sample
+def sample(judge, design, n, target_halfwidth, assumed_kappa, run_paths, depth, corpus, queries_path, exclude, scale,
+           seed, out):
+    """Choose the pairs humans should label next, as a probability sample (--design queries or strata).
 
+    Pool of a query (design queries): every pair of the judge file for it (graded or unjudged), plus the top
+    --depth of each --run. Columns: query_id, query, doc_id, text, text_sha256, judge_grade, grade (empty),
+    design, stratum, weight (1 / inclusion probability).
+    """
+    from relgrade.calibration import (
+        DEFAULT_DESIGN, check_design, check_writable, pairs_per_query, queries_needed, query_pool, read_human,
+        read_judge, sample_pairs, sample_size, with_texts, write_sample,
+    )
+
+    design = check_design(DEFAULT_DESIGN if design is None else design)
     if (n is None) == (target_halfwidth is None):
         raise InputError("give exactly one of --n or --target-halfwidth (e.g. --target-halfwidth 0.05)")
-    if Path(out).suffix.lower() not in {".csv", ".jsonl", ".ndjson"}:
-        raise InputError("--out must end in .csv or .jsonl", path=out)
+    if depth is not None and (design != "queries" or not run_paths):
+        raise InputError("--depth pools a run's top K for --design queries; give it with --run and --design queries")
+    check_writable(out)
     scale_t = parse_scale(scale)
     jl = read_judge(judge, scale=scale_t)
     queries: dict[str, str] = {}
     texts: dict[str, str] = {}
-    if run_path:
+    runs = []
+    if run_paths:
         from relgrade.io import read_run
 
-        run = read_run(run_path)
-        queries.update(run.queries)
-        texts.update(run.texts)
+        runs = [read_run(p) for p in run_paths]
+        for run in runs:
+            queries.update(run.queries)
+            texts.update(run.texts)
     if corpus:
         from relgrade.io import read_corpus
 
@@ -226,19 +249,47 @@ def sample(judge, n, target_halfwidth, assumed_kappa, run_path, corpus, queries_
 
         queries.update(read_queries(queries_path))
     done = read_human(exclude, scale=scale_t).labels if exclude else None
-    available = sum(len(d) for d in jl.labels.values())
+    pool = None
+    if design == "queries":
+        pool = query_pool(jl.labels, unjudged=jl.unjudged, runs=runs if depth else (), depth=depth)
     if n is None:
-        n = sample_size(jl.labels, target_halfwidth, assumed_kappa=assumed_kappa)
-        click.echo(f"target half-width ±{target_halfwidth}: about {n} pairs (assuming kappa {assumed_kappa})")
-    items = sample_pairs(jl.labels, n=n, distribution=jl.distribution, exclude=done, seed=seed)
-    write_sample(items, out, queries=queries, texts=texts, info=jl.info)
-    counts: dict[int, int] = {}
-    for it in items:
-        counts[it.judge_grade] = counts.get(it.judge_grade, 0) + 1
-    spread = ", ".join(f"grade {g}: {c}" for g, c in sorted(counts.items()))
-    n_queries = len({it.query_id for it in items})
-    click.echo(f"wrote {len(items)} pairs ({spread}; {n_queries} queries) to {out}")
-    if len(items) < n:
-        click.echo(f"only {len(items)} of the {n} requested pairs are available ({available} judged)")
-    click.echo(f"fill the 'grade' column, then: relgrade calibrate --judge {judge} --human {out}")
+        pairs = sample_size(jl.labels, target_halfwidth, assumed_kappa=assumed_kappa)
+        if pool is None:
+            n = pairs
+            click.echo(f"target half-width ±{target_halfwidth}: about {pairs} pairs (assuming kappa {assumed_kappa})")
+        else:
+            n = queries_needed(pairs, pool)
+            click.echo(f"target half-width ±{target_halfwidth}: about {pairs} pairs (assuming kappa {assumed_kappa}), "
+                       f"i.e. {n} queries at the observed {pairs_per_query(pool):.1f} pooled pairs per query")
+    drawn = sample_pairs(jl.labels, n=n, design=design, pool=pool,
+                         distribution=jl.distribution if design == "strata" else None, exclude=done, seed=seed)
+    drawn = with_texts(drawn, queries=queries, texts=texts, info=jl.info)
+    write_sample(drawn, out)
+    _summary(drawn, judge=judge, out=out, seed=seed, depth=depth)
     return 0
+
+
+def _summary(drawn, *, judge: str, out: str, seed: int, depth: int | None) -> None:
+    no_text = sum(1 for it in drawn.items if not it.text)
+    if drawn.design == "queries":
+        pooled = "the judge's pairs" + (f" and each run's top {depth}" if depth else "")
+        click.echo(f"design queries: {drawn.n_queries} of {drawn.population_queries} queries drawn uniformly at random "
+                   f"(seed {seed}), all {drawn.n_pairs} of their pooled pairs ({pooled}); weight "
+                   f"{drawn.items[0].weight:g} per pair")
+        if drawn.n_queries < drawn.requested:
+            click.echo(f"only {drawn.population_queries} queries are available, not the {drawn.requested} requested")
+        click.echo("label every pair of a query (in file order, whole queries): relgrade estimate needs whole "
+                   "random queries")
+    else:
+        spread = ", ".join(f"{s.name}: {s.drawn}/{s.size}" for s in drawn.strata)
+        click.echo(f"design strata: {drawn.n_pairs} pairs from {len(drawn.strata)} strata over {drawn.n_queries} "
+                   f"queries, of {drawn.population_pairs} judged pairs ({spread})")
+        if drawn.n_pairs < drawn.requested:
+            click.echo(f"only {drawn.population_pairs} judged pairs are available, not the {drawn.requested} requested")
+        click.echo("analyse these labels with their weights (relgrade calibrate uses the 'weight' column); they cannot "
+                   "feed relgrade estimate (PPI needs whole random queries: use --design queries)")
+    if no_text:
+        click.echo(f"note: {no_text} pair(s) have no chunk text; give a JSONL --run with texts or --corpus "
+                   "to label them")
+    click.echo(f"wrote {drawn.n_pairs} pairs to {out}")
+    click.echo(f"fill the 'grade' column, then: relgrade calibrate --judge {judge} --human {out}")

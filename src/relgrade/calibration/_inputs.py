@@ -41,6 +41,8 @@ class JudgeLabels:
     source: str | None = None
     scale: tuple[int, ...] | None = None
     """The judge's own scale when its details file says so (``"scale": [0, 1]``), else None (``--scale``)."""
+    unjudged: tuple[tuple[str, str], ...] = ()
+    """The ``(query_id, doc_id)`` pairs of the details file whose grade is null (pooled, not graded)."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,8 @@ def read_judge(path: str | Path, *, scale=(0, 1, 2, 3), name: str | None = None)
     dist: dict[tuple[str, str], dict[int, float]] = {}
     info: dict[tuple[str, str], dict[str, str]] = {}
     model = None
-    unjudged = 0
+    unjudged: dict[tuple[str, str], None] = {}
+    n_unjudged = 0
     bad: list[tuple[int, str]] = []
     raw_lines = text.splitlines()
     for number, obj in iter_jsonl(path, text, what="judge details file"):
@@ -131,7 +134,8 @@ def read_judge(path: str | Path, *, scale=(0, 1, 2, 3), name: str | None = None)
             info[(q, d)] = texts
         g = obj.get("grade")
         if g is None:
-            unjudged += 1
+            unjudged[(q, d)] = None
+            n_unjudged += 1
             continue
         g = _int_grade(g, path, number)
         if g not in allowed:
@@ -152,7 +156,8 @@ def read_judge(path: str | Path, *, scale=(0, 1, 2, 3), name: str | None = None)
                                  path=path, line=number) from None
     if bad:
         raise _bad_scale(path, len(bad), bad[0], scale)
-    return JudgeLabels(label, labels, expected or None, dist, info, model, unjudged, str(path), declared)
+    return JudgeLabels(label, labels, expected or None, dist, info, model, n_unjudged, str(path), declared,
+                       tuple(k for k in unjudged if k[1] not in labels.get(k[0], {})))
 
 
 def _declared_scale(path, text: str) -> tuple[int, ...] | None:
