@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
 import pytest
-from sklearn.isotonic import IsotonicRegression
+from sklearn.model_selection import GroupKFold
 from sklearn.metrics import cohen_kappa_score
 
 from relgrade.calibration import GradeMapping, combine_judges, fit_mapping
@@ -23,23 +24,80 @@ def _labels(rng, n_queries=30, per_query=12, shift=0, p_correct=0.7):
     return judge, human
 
 
-def test_a_lenient_judge_gets_a_mapping_that_helps_held_out():
+def _keys(human):
+    return sorted((q, d) for q in human for d in human[q])
+
+
+def _oracle_heldout(judge, human, n_splits=5, weights=None):
+    """Out-of-fold predictions re-derived with sklearn only: GroupKFold by query, brute force over tables."""
+    keys = _keys(human)
+    queries = sorted({q for q, _ in keys})
+    groups = np.array([queries.index(q) for q, _ in keys])
+    h = np.array([human[q][d] for q, d in keys])
+    j = np.array([judge[q][d] for q, d in keys])
+    tables = sorted(itertools.combinations_with_replacement(range(4), 4),
+                    key=lambda t: (sum(abs(v - i) for i, v in enumerate(t)), t))
+
+    def best(idx):
+        scores = [cohen_kappa_score(h[idx], np.asarray(t)[j[idx]], labels=[0, 1, 2, 3], weights=weights)
+                  for t in tables]
+        scores = np.nan_to_num(scores, nan=-np.inf)
+        return np.asarray(tables[int(np.flatnonzero(scores >= scores.max() - 1e-12)[0])])
+
+    oof = np.empty(len(keys), dtype=int)
+    for train, test in GroupKFold(n_splits=min(n_splits, len(queries))).split(h, groups=groups):
+        oof[test] = best(train)[j[test]]
+    return h, j, oof, best(np.arange(len(keys)))
+
+
+def test_a_lenient_judge_gets_the_shift_table_adopted():
     rng = np.random.default_rng(0)
     judge, human = _labels(rng, shift=1)
     m = fit_mapping(judge, human, n_boot=300, seed=0)
     assert m.adopted, m.message
-    assert m.gain.ci95[0] > 0
-    assert m.kappa_after.value > m.kappa_before.value
-    # the kappa before is the judge's own kappa on the same pairs
-    keys = [(q, d) for q in human for d in human[q]]
-    h = [human[q][d] for q, d in keys]
-    j = [judge[q][d] for q, d in keys]
+    assert m.kind == "table" and m.input == "grade"
+    assert m.gain.ci95[0] > 0 and m.kappa_after.value > m.kappa_before.value
+    assert m.table()[1] == 0 and m.table()[2] == 1  # a lenient 1 is a human 0, a lenient 2 a human 1
+    h, j, oof, final = _oracle_heldout(judge, human)
     assert m.kappa_before.value == pytest.approx(cohen_kappa_score(h, j, labels=[0, 1, 2, 3]))
-    # the final mapping is sklearn's isotonic fit on all pairs, rounded to the scale
-    iso = IsotonicRegression(y_min=0, y_max=3, out_of_bounds="clip").fit(j, h)
-    for g in range(4):
-        assert m.apply(g) == int(np.floor(iso.predict([g])[0] + 0.5))
-    assert m.table()[1] == 0  # a lenient grade 1 is pulled down to 0
+    assert m.kappa_after.value == pytest.approx(cohen_kappa_score(h, oof, labels=[0, 1, 2, 3]))
+    assert m.table() == {g: int(final[g]) for g in range(4)}
+    assert m.message.startswith("adopted the monotone table")
+
+
+def test_heldout_kappa_matches_sklearn_on_hostile_ids_and_weighted_statistics():
+    rng = np.random.default_rng(4)
+    judge, human = _labels(rng, n_queries=12, per_query=9, shift=1, p_correct=0.6)
+    rename = {"0": "NA", "1": "nan", "2": "None", "3": "0001", "4": "1"}  # ids stay strings: "1" and "0001" differ
+    judge = {rename.get(q, q + "x"): docs for q, docs in judge.items()}
+    human = {rename.get(q, q + "x"): docs for q, docs in human.items()}
+    for statistic, weights in (("kappa", None), ("kappa_linear", "linear"), ("kappa_quadratic", "quadratic")):
+        m = fit_mapping(judge, human, statistic=statistic, n_boot=100, seed=0)
+        h, j, oof, final = _oracle_heldout(judge, human, weights=weights)
+        assert m.kappa_before.value == pytest.approx(cohen_kappa_score(h, j, labels=[0, 1, 2, 3], weights=weights))
+        assert m.kappa_after.value == pytest.approx(cohen_kappa_score(h, oof, labels=[0, 1, 2, 3], weights=weights))
+        assert m.gain.value == pytest.approx(m.kappa_after.value - m.kappa_before.value)
+        if m.adopted:
+            assert m.table() == {g: int(final[g]) for g in range(4)}
+
+
+def test_a_compressing_judge_gets_a_table_that_beats_identity_held_out():
+    rng = np.random.default_rng(6)
+    human, judge = {}, {}
+    for q in range(25):
+        for d in range(10):
+            h = int(rng.choice(4, p=[0.15, 0.35, 0.35, 0.15]))
+            g = (0 if h < 2 else 3) if rng.random() < 0.9 else int(rng.integers(0, 4))
+            human.setdefault(f"q{q}", {})[f"d{d}"] = h
+            judge.setdefault(f"q{q}", {})[f"d{d}"] = g
+    m = fit_mapping(judge, human, n_boot=500, seed=0)
+    assert m.adopted, m.message
+    assert m.gain.ci95[0] > 0
+    assert m.table()[0] == 1 and m.table()[3] == 2  # the judge's extremes are the humans' middle grades
+    h, j, oof, _ = _oracle_heldout(judge, human)
+    assert m.kappa_after.value == pytest.approx(cohen_kappa_score(h, oof, labels=[0, 1, 2, 3]))
+    # the earlier fitter's failure: a map that merges every grade is never the answer here
+    assert len(set(m.table().values())) > 1
 
 
 def test_a_calibrated_judge_keeps_identity_and_says_so():
@@ -52,16 +110,81 @@ def test_a_calibrated_judge_keeps_identity_and_says_so():
     assert m.apply(2.4) == 2 and m.apply(2.5) == 3
 
 
-def test_mapping_from_expected_grade_and_json_round_trip():
+def _with_expected(rng, n_queries=30, per_query=12, lenient=0.7, noise=0.35):
+    """The judge's expected grade is the human grade + ``lenient`` + noise; its grade is that rounded."""
+    human, judge, expected = {}, {}, {}
+    for q in range(n_queries):
+        for d in range(per_query):
+            h = int(rng.integers(0, 4))
+            x = float(np.clip(h + lenient + rng.normal(0, noise), 0, 3))
+            human.setdefault(f"q{q}", {})[f"d{d}"] = h
+            expected.setdefault(f"q{q}", {})[f"d{d}"] = x
+            judge.setdefault(f"q{q}", {})[f"d{d}"] = int(np.floor(x + 0.5))
+    return judge, human, expected
+
+
+def test_cut_points_on_the_expected_grade_win_when_the_grade_loses_information():
     rng = np.random.default_rng(2)
-    judge, human = _labels(rng, shift=1)
-    expected = {q: {d: g + float(rng.normal(0, 0.2)) for d, g in docs.items()} for q, docs in judge.items()}
-    m = fit_mapping(judge, human, expected=expected, n_boot=200, seed=0)
-    assert m.input == ("expected_grade" if m.adopted else "grade")
-    again = GradeMapping.from_dict(json.loads(json.dumps(m.to_dict())))
+    judge, human, expected = _with_expected(rng)
+    m = fit_mapping(judge, human, expected=expected, n_boot=300, seed=0)
+    assert m.adopted and m.kind == "cuts" and m.input == "expected_grade", m.message
+    held = dict(m.heldout)
+    assert held["cuts"] > held["table"]
+    assert m.kappa_after.value == pytest.approx(held["cuts"])
+    assert list(m.cuts) == sorted(m.cuts) and len(m.cuts) == 3
+    assert m.cuts == pytest.approx([0.5 + 0.7, 1.5 + 0.7, 2.5 + 0.7], abs=0.2) or m.cuts[2] > 2.9
+    for x in (0.1, 1.0, 1.3, 2.4, 3.0):
+        assert m.apply(x) == int(np.searchsorted(m.cuts, x, side="right"))
+    assert m.apply_to(1, 2.5) == m.apply(2.5)  # the expected grade is used when there is one
+    assert m.apply_to(1) == m.apply(1)
+    again = GradeMapping.from_dict(json.loads(json.dumps(m.to_dict(), allow_nan=False)))
+    assert again.to_dict() == m.to_dict() and again.cuts == m.cuts
     for x in (0.0, 0.7, 1.5, 2.2, 3.0):
         assert again.apply(x) == m.apply(x)
-    assert again.adopted == m.adopted
+
+
+def test_expected_grades_missing_for_some_pairs_fit_tables_only():
+    rng = np.random.default_rng(2)
+    judge, human, expected = _with_expected(rng)
+    del expected["q0"]["d0"]
+    m = fit_mapping(judge, human, expected=expected, n_boot=100, seed=0)
+    assert [k for k, _ in m.heldout] == ["table"] and m.kind == "table"
+
+
+def test_an_older_calibrate_json_still_applies_as_before():
+    old = {"adopted": True, "input": "expected_grade", "scale": [0, 1, 2, 3],
+           "points": [[0.2, 0.0], [1.4, 0.5], [2.1, 2.0], [2.9, 3.0]], "table": {"0": 0, "1": 0, "2": 2, "3": 3},
+           "statistic": "kappa", "heldout_before": None, "heldout_after": None, "gain": None, "n_folds": 5,
+           "message": "adopted"}
+    m = GradeMapping.from_dict(old)
+    assert m.kind == "table" and m.fingerprint is None
+    for x, y in ((0.0, 0), (1.4, 1), (1.3, 0), (1.75, 1), (1.9, 2), (3.3, 3)):
+        # isotonic knots, interpolated and rounded half up, as the earlier GradeMapping.apply did
+        assert m.apply(x) == y, x
+    with pytest.raises(ValueError, match="cuts"):
+        GradeMapping.from_dict({**old, "kind": "cuts", "cuts": [2.0, 1.0, 3.0]})
+    with pytest.raises(ValueError, match="kind"):
+        GradeMapping.from_dict({**old, "kind": "spline"})
+
+
+def test_the_fingerprint_tells_which_labels_were_used():
+    rng = np.random.default_rng(1)
+    judge, human = _labels(rng, n_queries=6, per_query=4)
+    human = {("NA" if q == "0" else q): docs for q, docs in human.items()}
+    judge = {("NA" if q == "0" else q): docs for q, docs in judge.items()}
+    m = fit_mapping(judge, human, n_boot=50, seed=0)
+    fp = m.fingerprint
+    assert fp.n_pairs == 24 and fp.n_queries == 6
+    again = GradeMapping.from_dict(json.loads(json.dumps(m.to_dict()))).fingerprint
+    assert again == fp
+    assert set(fp.overlap({"NA": {}, "5": {}, "new": {}})) == {"NA", "5"}
+    assert fp.overlap(["N/A", "na", "00"]) == ()
+    fewer = fit_mapping(judge, {q: docs for q, docs in human.items() if q != "5"}, n_boot=50, seed=0).fingerprint
+    assert fewer.pairs_sha256 != fp.pairs_sha256 and fewer.overlap(["5"]) == ()
+    one_doc_less = {q: dict(docs) for q, docs in human.items()}
+    one_doc_less["NA"].pop("0")
+    assert fit_mapping(judge, one_doc_less, n_boot=50, seed=0).fingerprint.pairs_sha256 != fp.pairs_sha256
+    assert "NA" not in json.dumps(fp.to_dict())  # ids are hashed, not copied
 
 
 def test_one_query_keeps_identity():

@@ -6,6 +6,7 @@ Front door::
     report = agreement(judge_labels, human_labels, n_boot=1000, seed=0)
     print(report.verdict.text)        # e.g. "fair (κ 0.29, 95% CI 0.24–0.34): do not use judge labels alone"
     mapping = fit_mapping(judge_labels, human_labels)   # adopted only if held-out kappa improves
+    crossfit = crossfit_mapping(judge_labels, human_labels)  # mapped grades PPI may use with the same labels
 
 Labels are plain ``{query_id: {doc_id: grade}}`` mappings; files are read with :func:`read_judge`
 and :func:`read_human`. Every statistic carries a 95% percentile CI from a bootstrap over queries.
@@ -24,6 +25,8 @@ from relgrade.calibration._agreement import (
     human_agreement,
     verdict,
 )
+from relgrade.calibration._crossfit import CrossFit, crossfit_mapping
+from relgrade.calibration._fingerprint import LabelFingerprint
 from relgrade.calibration._inputs import HumanLabels, JudgeLabels, read_human, read_judge
 from relgrade.calibration._mapping import (
     Combination,
@@ -58,11 +61,13 @@ __all__ = [
     "CalibrationReport",
     "Combination",
     "CombinationReport",
+    "CrossFit",
     "Disagreement",
     "GradeMapping",
     "HumanAgreement",
     "HumanLabels",
     "JudgeLabels",
+    "LabelFingerprint",
     "Sample",
     "SampleItem",
     "Stratum",
@@ -73,6 +78,7 @@ __all__ = [
     "check_labels_in_scale",
     "check_writable",
     "combine_judges",
+    "crossfit_mapping",
     "disagreements",
     "fit_mapping",
     "human_agreement",

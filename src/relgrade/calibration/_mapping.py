@@ -1,14 +1,27 @@
 """Mapping the judge's grades onto the human scale, adopted only when it beats the noise held out.
 
-:func:`fit_mapping` fits an isotonic (monotone non-decreasing) regression from the judge's grade, or
-its expected grade when every pair has one, to the human grade (Barlow et al. 1972; scikit-learn's
-``IsotonicRegression``), rounded to the nearest grade of the scale. It is judged by cross-validation
-grouped by query (``GroupKFold``): every pair gets an out-of-fold prediction from a mapping fitted on
-other queries, and the held-out kappa of those predictions is compared with the judge's own grades on
-the same pairs. The gain's 95% CI comes from the query bootstrap (paired: both kappas see the same
-resampled queries). The mapping is adopted only when the CI's lower bound is above 0; otherwise the
-identity is kept and the message says why. (On real GPT-4o labels a naive 4x4 remap fitted on 200
-labels *lowered* held-out kappa by 0.01-0.02: the guard matters.)
+:func:`fit_mapping` chooses a monotone map by cross-validated kappa (grouped by query,
+``GroupKFold``): inside each training fold it takes the map with the best training kappa among
+
+* every monotone table from the judge's grades to the human grades (35 for a 0-3 scale; see
+  :mod:`relgrade.calibration._monotone`), and
+* when the judge gave an expected grade for every pair, cut points on the expected grade,
+
+and predicts the held-out fold with it. The out-of-fold predictions of each family give its held-out
+kappa; the family with the higher one is kept (ties to the table). That is one more choice made on
+the held-out predictions (between two candidates, a small optimism the guard's noise margin covers).
+The guard compares the kept family's out-of-fold predictions with the judge's own grades on the same
+pairs: the gain's 95% CI comes from the query bootstrap (paired: both kappas see the same resampled
+queries), and the map is adopted only when the CI's lower bound is above 0; otherwise the identity is
+kept and the message says why. The map returned is the one the same search chooses on all pairs.
+
+The earlier fitter (isotonic regression on the judge's grade, rounded to the scale) often merged
+grades and was never adopted on real judges; ``benchmarks/calibration_trec_dl.py`` compares the two
+on judges simulated from NIST grades (adoption rate and gain on queries not used for the fit).
+
+A mapping fitted on some human labels makes the judge's mapped grades depend on those labels;
+prediction-powered estimates that reuse them need :func:`relgrade.calibration.crossfit_mapping`. The
+``fingerprint`` (:class:`relgrade.calibration.LabelFingerprint`) records which labels a mapping saw.
 
 :func:`combine_judges` does the same for several judges: each judge alone, their median and majority
 grade, and a fitted model (multinomial logistic regression on the judges' grades) under the same guard.
@@ -16,7 +29,7 @@ grade, and a fitted model (multinomial logistic regression on the judges' grades
 
 from __future__ import annotations
 
-import math
+import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,10 +37,24 @@ from typing import Any
 import numpy as np
 
 from relgrade._errors import InputError
+from relgrade.calibration import _monotone as M
 from relgrade.calibration import _stats as S
-from relgrade.calibration._agreement import DEFAULT_SCALE, Agreement, Labels, Scores, _agg, align, check_scale
+from relgrade.calibration._agreement import DEFAULT_SCALE, Agreement, Labels, Pairs, Scores, _agg, align, check_scale
+from relgrade.calibration._fingerprint import LabelFingerprint
 
 STATISTICS = {"kappa": "unweighted", "kappa_linear": "linear", "kappa_quadratic": "quadratic"}
+KINDS = ("table", "cuts")
+
+
+def _interp(x: float, points: Sequence[tuple[float, float]]) -> float:
+    """``numpy.interp(x, xs, ys)`` for one value: linear between knots, constant beyond the ends."""
+    if x <= points[0][0]:
+        return points[0][1]
+    if x >= points[-1][0]:
+        return points[-1][1]
+    i = bisect.bisect_right([p[0] for p in points], x)
+    (x0, y0), (x1, y1) = points[i - 1], points[i]
+    return y0 if x1 == x0 else y0 + (x - x0) * (y1 - y0) / (x1 - x0)
 
 
 def _nearest(values: np.ndarray, scale: tuple[int, ...]) -> np.ndarray:
@@ -41,9 +68,18 @@ def _nearest(values: np.ndarray, scale: tuple[int, ...]) -> np.ndarray:
 class GradeMapping:
     """A monotone map from judge grade (or expected grade) to the human scale, as plain data.
 
-    ``points`` are the isotonic knots ``(x, y)``; :meth:`apply` interpolates between them and rounds
-    to the nearest grade of ``scale``. When ``adopted`` is False, :meth:`apply` is the identity
-    (the judge's grade, rounded to the scale) and ``message`` says why the fit was not kept.
+    ``kind`` says how :meth:`apply` maps a value ``x``:
+
+    * ``"table"``: ``points`` are knots ``(x, y)``; ``x`` is interpolated between them and rounded to
+      the nearest grade of ``scale``. A fitted table has one knot per grade, so on a judge grade it is
+      the table itself (:meth:`table`). Knots of the earlier isotonic fitter read the same way.
+    * ``"cuts"``: ``cuts`` are cut points ``c_1 <= ... <= c_{k-1}`` on the expected grade; ``x`` gets
+      the grade at position ``#{i: c_i <= x}`` of ``scale``.
+
+    ``input`` is ``"grade"`` or ``"expected_grade"`` (what the map reads; see :meth:`apply_to`).
+    When ``adopted`` is False, :meth:`apply` is the identity (the judge's grade, rounded to the scale)
+    and ``message`` says why the fit was not kept. ``fingerprint`` identifies the human labels the map
+    was fitted on; ``heldout`` holds the held-out kappa of each family tried.
     """
 
     adopted: bool
@@ -56,15 +92,25 @@ class GradeMapping:
     gain: Agreement | None
     n_folds: int
     message: str
+    kind: str = "table"
+    cuts: tuple[float, ...] = ()
+    fingerprint: LabelFingerprint | None = None
+    heldout: tuple[tuple[str, float], ...] = ()
 
     def apply(self, value: float) -> int:
         """Human-scale grade for a judge grade or expected grade."""
         x = float(value)
+        if self.adopted and self.kind == "cuts":
+            return self.scale[bisect.bisect_right(self.cuts, x)]
         if self.adopted and self.points:
-            xs = [p[0] for p in self.points]
-            ys = [p[1] for p in self.points]
-            x = float(np.interp(x, xs, ys))
-        return int(self.scale[int(_nearest(np.asarray([x]), self.scale)[0])])
+            x = _interp(x, self.points)
+        # nearest grade of the scale, ties to the higher one (round half up), as _nearest
+        return self.scale[min(range(len(self.scale)), key=lambda i: abs(x - self.scale[i]) - 1e-9 * i)]
+
+    def apply_to(self, grade: int, expected: float | None = None) -> int:
+        """Map one judgment: its expected grade when the map reads expected grades and it has one, else its grade."""
+        use_expected = self.input == "expected_grade" and expected is not None
+        return self.apply(expected if use_expected else grade)
 
     def table(self) -> dict[int, int]:
         """``{judge_grade: human_grade}`` over the scale (what :meth:`apply` gives each grade)."""
@@ -74,30 +120,45 @@ class GradeMapping:
         return {
             "adopted": self.adopted,
             "input": self.input,
+            "kind": self.kind,
             "scale": list(self.scale),
             "points": [[round(x, 6), round(y, 6)] for x, y in self.points],
+            "cuts": list(self.cuts),  # exact: a cut lies between two scores that may differ in the 7th digit
             "table": {str(k): v for k, v in self.table().items()},
             "statistic": self.statistic,
             "heldout_before": None if self.kappa_before is None else self.kappa_before.to_dict(),
             "heldout_after": None if self.kappa_after is None else self.kappa_after.to_dict(),
             "gain": None if self.gain is None else self.gain.to_dict(),
+            "heldout_by_kind": {k: (round(v, 6) if np.isfinite(v) else None) for k, v in self.heldout},
             "n_folds": self.n_folds,
+            "fingerprint": None if self.fingerprint is None else self.fingerprint.to_dict(),
             "message": self.message,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "GradeMapping":
-        """Rebuild from :meth:`to_dict` output (e.g. ``calibrate --json``'s ``"mapping"``)."""
+        """Rebuild from :meth:`to_dict` output (e.g. ``calibrate --json``'s ``"mapping"``); ValueError if malformed."""
         def agreement(d):
             if not d:
                 return None
             return Agreement(float("nan") if d["value"] is None else d["value"],
                              None if d["ci95"] is None else tuple(d["ci95"]), d["n"])
 
-        return cls(bool(data["adopted"]), str(data["input"]), tuple(data["scale"]),
+        scale = tuple(int(g) for g in data["scale"])
+        kind = data.get("kind", "table")
+        cuts = tuple(float(c) for c in data.get("cuts") or ())
+        if kind not in KINDS:
+            raise ValueError(f"'kind' must be one of {list(KINDS)}, got {kind!r}")
+        if kind == "cuts" and bool(data["adopted"]) and (len(cuts) != len(scale) - 1 or list(cuts) != sorted(cuts)):
+            raise ValueError(f"'cuts' must be {len(scale) - 1} non-decreasing numbers for the scale {list(scale)}")
+        fp = data.get("fingerprint")
+        heldout = tuple((str(k), float("nan") if v is None else float(v))
+                        for k, v in (data.get("heldout_by_kind") or {}).items())
+        return cls(bool(data["adopted"]), str(data["input"]), scale,
                    tuple((float(x), float(y)) for x, y in data["points"]), data.get("statistic", "kappa"),
                    agreement(data.get("heldout_before")), agreement(data.get("heldout_after")),
-                   agreement(data.get("gain")), int(data.get("n_folds", 0)), data.get("message", ""))
+                   agreement(data.get("gain")), int(data.get("n_folds", 0)), data.get("message", ""),
+                   kind, cuts, None if fp is None else LabelFingerprint.from_dict(fp), heldout)
 
 
 def identity_mapping(scale: Sequence[int] = DEFAULT_SCALE, message: str = "identity") -> GradeMapping:
@@ -125,6 +186,28 @@ def _folds(groups: np.ndarray, n_splits: int):
     return k, list(GroupKFold(n_splits=k).split(np.zeros(len(groups)), groups=groups))
 
 
+def _fit(pairs: Pairs, idx: np.ndarray, scale: tuple[int, ...], weight: str, kinds: Sequence[str]) -> dict[str, np.ndarray]:
+    """The best table (and cut points) on the pairs ``idx``: ``{kind: table or cuts}``."""
+    table = M.best_table(pairs.human[idx], pairs.judge[idx], len(scale), weight)
+    out = {"table": table}
+    if "cuts" in kinds:
+        out["cuts"] = M.best_cuts(pairs.human[idx], pairs.score[idx], scale, weight, table=table)
+    return out
+
+
+def _predict(kind: str, params: np.ndarray, pairs: Pairs, idx: np.ndarray) -> np.ndarray:
+    return params[pairs.judge[idx]] if kind == "table" else M.predict_cuts(pairs.score[idx], params)
+
+
+def _describe(kind: str, params: np.ndarray, scale: tuple[int, ...]) -> str:
+    if kind == "table":
+        table = {g: scale[int(t)] for g, t in zip(scale, params)}
+        how = (f"best of {M.n_tables(len(scale))} by kappa" if M.n_tables(len(scale)) <= M.MAX_TABLES
+               else "found by local search")
+        return f"the monotone table {table} ({how})"
+    return "the cut points " + ", ".join(f"{c:.3f}" for c in params) + " on the judge's expected grade"
+
+
 def fit_mapping(
     judge: Labels,
     human: Labels,
@@ -136,10 +219,13 @@ def fit_mapping(
     n_boot: int = 1000,
     seed: int = 0,
 ) -> GradeMapping:
-    """Fit the isotonic judge-to-human mapping and adopt it only if held-out ``statistic`` improves beyond noise.
+    """Fit the monotone judge-to-human map by cross-validated ``statistic`` and adopt it only if it beats identity beyond noise.
 
-    Adoption rule: the lower bound of the 95% query-bootstrap CI of
-    ``kappa(out-of-fold mapped grades) - kappa(judge grades)`` is > 0.
+    Candidates, chosen inside each of ``n_splits`` folds grouped by query by training ``statistic``
+    (``kappa``, ``kappa_linear`` or ``kappa_quadratic``): every monotone table on ``scale``, and, when
+    ``expected`` holds a finite expected grade for every aligned pair, cut points on it. Adoption rule:
+    the lower bound of the 95% query-bootstrap CI of ``kappa(out-of-fold mapped grades) - kappa(judge
+    grades)`` is > 0 (see the module docstring).
     """
     scale = check_scale(scale)
     if statistic not in STATISTICS:
@@ -149,41 +235,48 @@ def fit_mapping(
     n, nq, k = len(pairs.keys), len(pairs.queries), len(scale)
     if n == 0:
         raise InputError("no (query, doc) pair is labeled by both the judge and the humans; nothing to fit a mapping on")
-    scale_arr = np.asarray(scale, dtype=np.float64)
-    use_expected = pairs.score is not None and bool(np.isfinite(pairs.score).all())
-    x = pairs.score if use_expected else scale_arr[pairs.judge]
-    y = scale_arr[pairs.human]
-    source = "expected_grade" if use_expected else "grade"
+    fingerprint = LabelFingerprint.of(pairs.keys)
     if nq < 2:
         return GradeMapping(False, "grade", scale, (), statistic, None, None, None, 0,
-                            "kept identity because a cross-validation grouped by query needs at least 2 queries")
-    from sklearn.isotonic import IsotonicRegression
-
-    def fit(xs, ys):
-        return IsotonicRegression(y_min=scale[0], y_max=scale[-1], out_of_bounds="clip").fit(xs, ys)
-
+                            "kept identity because a cross-validation grouped by query needs at least 2 queries",
+                            fingerprint=fingerprint)
+    use_cuts = pairs.score is not None and bool(np.isfinite(pairs.score).all())
+    kinds = KINDS if use_cuts else KINDS[:1]
     n_folds, folds = _folds(pairs.group, n_splits)
-    oof = np.empty(n, dtype=np.int64)
+    oof = {kind: np.empty(n, dtype=np.int64) for kind in kinds}
     for train, test in folds:
-        oof[test] = _nearest(fit(x[train], y[train]).predict(x[test]), scale)
+        for kind, params in _fit(pairs, train, scale, weight, kinds).items():
+            oof[kind][test] = _predict(kind, params, pairs, test)
+    per_kind = {kind: S.confusions(pairs.human, oof[kind], pairs.group, nq, k) for kind in kinds}
+    heldout = tuple((kind, float(S.kappa(per_kind[kind].sum(axis=0), weight))) for kind in kinds)
+    chosen = kinds[M.first_best(np.array([v for _, v in heldout]))]
     per_id = S.confusions(pairs.human, pairs.judge, pairs.group, nq, k)
-    per_new = S.confusions(pairs.human, oof, pairs.group, nq, k)
-    before, after, gain = _guard(per_id, per_new, nq, weight, n_boot, seed, n)
-    final = fit(x, y)
-    points = tuple((float(a), float(b)) for a, b in zip(final.X_thresholds_, final.y_thresholds_))
+    before, after, gain = _guard(per_id, per_kind[chosen], nq, weight, n_boot, seed, n)
+    final = _fit(pairs, np.arange(n), scale, weight, (chosen,))[chosen]
+    what = _describe(chosen, final, scale)
     ci = gain.ci95
     ci_text = f"95% CI {ci[0]:+.3f} to {ci[1]:+.3f}" if ci else "no CI"
-    adopted = bool(ci is not None and ci[0] > 0)
+    detail = (f"held-out {statistic} {before.value:.3f} -> {after.value:.3f}, gain {gain.value:+.3f}, {ci_text}, "
+              f"{n_folds}-fold by query")
+    if use_cuts:
+        detail += "; held-out " + ", ".join(f"{kd} {v:.3f}" for kd, v in heldout)
+    identity = chosen == "table" and bool((final == np.arange(k)).all())
+    adopted = bool(ci is not None and ci[0] > 0) and not identity
     if adopted:
-        message = (f"adopted the monotone mapping from the judge's {source}: held-out {statistic} rose from "
-                   f"{before.value:.3f} to {after.value:.3f} (gain {gain.value:+.3f}, {ci_text}, {n_folds}-fold by query)")
+        message = f"adopted {what}: {detail}"
     else:
-        why = ("the fitted mapping lowers the held-out " + statistic if ci is not None and ci[1] < 0 else
-               "the held-out " + statistic + " gain of the fitted mapping is not above the noise")
-        message = (f"kept identity because {why} ({before.value:.3f} -> {after.value:.3f}, gain {gain.value:+.3f}, "
-                   f"{ci_text}, {n_folds}-fold by query)")
-    return GradeMapping(adopted, source if adopted else "grade", scale, points if adopted else (), statistic,
-                        before, after, gain, n_folds, message)
+        why = ("the best monotone table is the identity" if identity else
+               f"{what} lowers the held-out {statistic}" if ci is not None and ci[1] < 0 else
+               f"the held-out {statistic} gain of {what} is not above the noise")
+        message = f"kept identity because {why} ({detail})"
+    points, cuts = (), ()
+    if adopted and chosen == "table":
+        points = tuple((float(g), float(scale[int(t)])) for g, t in zip(scale, final))
+    elif adopted:
+        cuts = tuple(float(c) for c in final)
+    source = "expected_grade" if adopted and chosen == "cuts" else "grade"
+    return GradeMapping(adopted, source, scale, points, statistic, before, after, gain, n_folds, message,
+                        chosen if adopted else "table", cuts, fingerprint, heldout)
 
 
 @dataclass(frozen=True)
@@ -291,7 +384,3 @@ def combine_judges(
     else:
         rec = f"use {best} alone: no combination beats it beyond the noise"
     return CombinationReport(len(grid), nq, best, tuple(combos), rec)
-
-
-def _finite(x: float) -> bool:
-    return isinstance(x, float) and math.isfinite(x)

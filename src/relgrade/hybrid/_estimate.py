@@ -149,8 +149,16 @@ def estimate(
     k: Sequence[int] | None = None,
     rel_threshold: int = 1,
     alpha: float = 0.05,
+    crossfit: Any = None,
 ) -> EstimateReport:
-    """PPI++ estimate, human-only and judge-only values of each metric (default recall/precision/nDCG@10, MRR)."""
+    """PPI++ estimate, human-only and judge-only values of each metric (default recall/precision/nDCG@10, MRR).
+
+    ``crossfit`` (a :class:`relgrade.calibration.CrossFit` of ``judge`` against ``human``, from
+    :func:`relgrade.calibration.crossfit_mapping`): required when the judge's grades were mapped by a
+    mapping fitted on these human labels. The judge values of a labeled query then come from its
+    out-of-fold mapped grades, those of the other queries are averaged over the fold mappings
+    (cross-prediction, Zrnic & Candès 2024); ``judge`` gives the query lists and coverage.
+    """
     run = run if isinstance(run, Run) else Run.from_dict(run)
     human_q, judge_q = _as_qrels(human, "human"), _as_qrels(judge, "judge")
     chosen = resolve_metrics(metrics, k)
@@ -163,6 +171,10 @@ def estimate(
     population = labeled + unlabeled
     Y = per_query_values(human_q, run, chosen, labeled, rel_threshold=rel_threshold)
     J = per_query_values(judge_q, run, chosen, population, rel_threshold=rel_threshold)
+    if crossfit is not None:
+        J = np.vstack([per_query_values(Qrels(crossfit.labeled), run, chosen, labeled, rel_threshold=rel_threshold),
+                       np.mean([per_query_values(Qrels(u), run, chosen, unlabeled, rel_threshold=rel_threshold)
+                                for u in crossfit.unlabeled], axis=0)])
     Yhat, Yu = J[:n], J[n:]
     ppi = ppi_means(Y, Yhat, Yu, alpha=alpha)
     classical = human_only_means(Y, alpha=alpha)
