@@ -94,6 +94,12 @@ class JudgmentStore:
             (key, model, prompt_hash, status, grade, json.dumps(dict(record), ensure_ascii=False), time.time()),
         )
 
+    def batch_ledger(self):
+        """The batch ledger on this store (tables ``batches`` and ``batch_items``; see ``_batch_store``)."""
+        from relgrade.judge._batch_store import BatchLedger
+
+        return BatchLedger(self._db)
+
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
 

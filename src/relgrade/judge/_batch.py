@@ -1,0 +1,421 @@
+"""``judge --batch``: the pairs not in the store go to the provider's batch API at about half price.
+
+Flow (one loop, every step resumable from the store alone):
+
+1. The pairs are keyed exactly as :func:`~relgrade.judge.judge_pairs` keys them; stored answers are
+   reused. Keys already in an open batch of the ledger (:mod:`relgrade.judge._batch_store`) are
+   *in flight*: never submitted again, whichever process or machine submitted them.
+2. The rest is submitted in batches of at most ``batch_size`` requests. The ledger row and its
+   items are written *before* the upload (state ``submitting``) and get the provider's batch id
+   right after the create; a row left ``submitting`` by a crash is looked up at the provider by its
+   local id (OpenAI batch ``metadata``) and adopted, or, when the provider has no such batch after
+   two minutes, abandoned and its keys submitted again.
+3. Every ``poll_interval`` seconds each open batch is polled; an ended batch's output (and error
+   file) is read line by line into the store rows, with the same parser and the same semantics as
+   the online judge: an unreadable answer is stored ``pending_repair`` and its repair goes out in
+   the next batch; a second unreadable answer is ``unjudged``. Collecting is idempotent (each row
+   records the batch that wrote it), so a crash mid-collection re-reads the file and pays nothing.
+4. Lines that errored (per-line errors, the unanswered rest of an expired batch, every line of a
+   failed batch) are submitted again, only those lines, up to ``max_rounds`` times in this run,
+   after which the pair is *failed* (not stored, asked again on the next run). With
+   ``fallback="direct"`` the pairs of a failed or expired batch are judged by direct calls instead.
+   A provider does not bill errored or unanswered lines, so nothing is paid twice.
+
+Cost is counted at batch prices: litellm's ``input_cost_per_token_batches`` /
+``output_cost_per_token_batches`` where its price table has them, else 50% of the online price
+(OpenAI and Anthropic both bill batches at half price; :func:`batch_price_per_token`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from relgrade._errors import InputError
+from relgrade.judge._batch_api import TERMINAL, BatchAPIError, BatchRequest, BatchState
+from relgrade.judge._batch_store import BatchRow
+from relgrade.judge._call import Answer, import_litellm, key_env, price_per_token, provider_of
+from relgrade.judge._config import JudgeConfig
+from relgrade.judge._judge import (
+    _REPAIR, JudgeResult, Judgment, _aggregate, _Budget, _done, _Engine, _fan_out, _open_store, _resolve, _units,
+)
+from relgrade.judge._parse import parse_answer
+from relgrade.judge._pool import Pair
+from relgrade.judge._prompt import Prompt
+from relgrade.judge._store import JudgmentStore
+
+BATCH_DISCOUNT = 0.5
+"""The batch price as a fraction of the online price where litellm has no batch price (OpenAI and
+Anthropic: 50%)."""
+DEFAULT_POLL_INTERVAL = 60.0
+DEFAULT_BATCH_SIZE = 50_000
+"""OpenAI's limit per batch (Anthropic's is 100,000)."""
+_STALE_SUBMIT = 120.0
+PROVIDERS = ("openai", "anthropic")
+
+
+def batch_price_per_token(model: str) -> tuple[float, float, str] | None:
+    """``(input, output, source)`` USD per token at batch prices, or None when the model has no price.
+
+    ``source`` is ``"litellm"`` when litellm's price table lists ``input_cost_per_token_batches`` and
+    ``output_cost_per_token_batches`` for the model, else ``"50% of online"``.
+    """
+    online = price_per_token(model)
+    if online is None:
+        return None
+    if model.startswith("local/"):
+        return (0.0, 0.0, "local")
+    table = import_litellm().model_cost
+    name = model.split("/", 1)[1] if "/" in model else model
+    for entry in (table.get(model), table.get(name)):
+        if entry and entry.get("input_cost_per_token_batches") is not None \
+                and entry.get("output_cost_per_token_batches") is not None:
+            return (float(entry["input_cost_per_token_batches"]), float(entry["output_cost_per_token_batches"]),
+                    "litellm")
+    return (online[0] * BATCH_DISCOUNT, online[1] * BATCH_DISCOUNT, f"{BATCH_DISCOUNT:.0%} of online")
+
+
+def batch_adapter(model: str, config: JudgeConfig, *, api_base: str | None, api_key: str | None):
+    """The batch adapter for the model's provider (``openai/...`` or ``anthropic/...``)."""
+    provider = provider_of(model)
+    body: dict[str, Any] = {"temperature": config.temperature, "max_tokens": config.max_tokens}
+    if provider == "openai" and not model.startswith("local/"):
+        from relgrade.judge._batch_openai import OpenAIBatches
+
+        if config.logprobs:
+            body.update(logprobs=True, top_logprobs=config.top_logprobs)
+        return OpenAIBatches(model, api_base=api_base, api_key=api_key, body=body)
+    if provider == "anthropic":
+        from relgrade.judge._batch_anthropic import AnthropicBatches
+
+        return AnthropicBatches(model, api_base=api_base, api_key=api_key, body=body)
+    raise InputError(f"--batch: {model} has no batch API in relgrade (batch providers: openai/, anthropic/); "
+                     "drop --batch to judge it with direct calls")
+
+
+def batch_status(store: "str | Path | JudgmentStore | None" = None, *, model: str | None = None,
+                 open_only: bool = True) -> list[BatchRow]:
+    """The batches of the store's ledger (open ones by default): what ``judge --batch-status`` lists."""
+    db, owned = _open_store(store)
+    try:
+        return db.batch_ledger().rows(model=model, open_only=open_only)
+    finally:
+        if owned:
+            db.close()
+
+
+class _BatchRun:
+    def __init__(self, model: str, prompt: Prompt, db: JudgmentStore, config: JudgeConfig, api, *,
+                 batch_size: int, max_rounds: int, fallback: str, on_poll):
+        self.model, self.prompt, self.db, self.config, self.api = model, prompt, db, config, api
+        self.ledger = db.batch_ledger()
+        self.engine = _Engine(model, prompt, db, config, None, _Budget(None, model), None)  # for _record/_put
+        prices = batch_price_per_token(model)
+        self.prices = None if prices is None else prices[:2]
+        self.batch_size, self.max_rounds, self.fallback, self.on_poll = batch_size, max_rounds, fallback, on_poll
+        self.where: dict[str, tuple[Any, int]] = {}
+        self.errors: dict[str, str] = {}
+        self.rounds: Counter[str] = Counter()
+        self.failed: set[str] = set()
+        self.direct: set[str] = set()
+        self.spent, self.calls, self.unknown = 0.0, 0, 0
+        self.submitted_requests = 0
+        self.reserved = 0.0
+
+    def rows(self) -> list[BatchRow]:
+        tag = self.prompt.hash
+        return [r for r in self.ledger.rows(model=self.model) if (r.detail or {}).get("prompt_hash", tag) == tag]
+
+    # -- submit ---------------------------------------------------------------------------------
+    def _request(self, key: str, kind: str, custom_id: str) -> BatchRequest:
+        unit, i = self.where[key]
+        if unit.messages is None:
+            unit.messages = self.prompt.render(unit.query, unit.text)
+        messages = unit.messages
+        if kind == "repair":
+            first = unit.records[i]
+            lo, hi = min(self.prompt.scale), max(self.prompt.scale)
+            messages = [*messages, {"role": "assistant", "content": first.get("raw_answer") or ""},
+                        {"role": "user", "content": _REPAIR.format(error=first.get("error"), lo=lo, hi=hi,
+                                                                        key=self.prompt.grade_key)}]
+        seed = i if (i and self.config.temperature > 0) else None
+        return BatchRequest(custom_id, messages, seed)
+
+    def todo(self, in_flight: set[str]) -> list[tuple[str, str]]:
+        out = []
+        for key, (unit, i) in self.where.items():
+            rec = unit.records.get(i)
+            if _done(rec, self.config) or key in in_flight or key in self.failed or key in self.direct:
+                continue
+            out.append((key, "repair" if rec is not None and rec.get("status") == "pending_repair" else "first"))
+        return out
+
+    def _affordable(self, todo: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], bool]:
+        """The requests that fit under ``max_cost`` (worst case: counted prompt + max_tokens at batch prices)."""
+        if self.config.max_cost is None:
+            return todo, False
+        if self.prices is None:
+            raise InputError(f"--max-cost: litellm has no price for {self.model}, so the budget cannot be enforced; "
+                             "drop --max-cost or use a model in litellm's price table")
+        from relgrade.judge._call import count_tokens
+
+        out = []
+        for key, kind in todo:
+            req = self._request(key, kind, "x")
+            worst = count_tokens(self.model, req.messages) * self.prices[0] + self.config.max_tokens * self.prices[1]
+            if self.spent + self.reserved + worst > self.config.max_cost:
+                return out, True
+            self.reserved += worst
+            out.append((key, kind))
+        return out, False
+
+    async def submit(self, todo: list[tuple[str, str]]) -> None:
+        for start in range(0, len(todo), self.batch_size):
+            part = todo[start:start + self.batch_size]
+            local_id = uuid.uuid4().hex
+            items = [(f"{n}-{key[:24]}", key, kind) for n, (key, kind) in enumerate(part)]
+            requests = [self._request(key, kind, cid) for cid, key, kind in items]
+            self.ledger.open(local_id, provider=self.api.provider, model=self.model, items=items,
+                             detail={"prompt_hash": self.prompt.hash})
+            try:
+                batch_id = await self.api.submit(requests, local_id)
+            except BatchAPIError as exc:
+                if exc.fatal:
+                    self.ledger.close(local_id, "abandoned", {"prompt_hash": self.prompt.hash, "error": str(exc)})
+                    raise InputError(f"--batch: {self.api.provider} refused the batch ({exc}); check the key in "
+                                     f"{key_env(self.model)} and --model") from None
+                raise InputError(f"--batch: could not submit a batch ({exc}); re-run the same command to "
+                                 "resume (the batch is looked up before anything is sent again)") from None
+            self.ledger.submitted(local_id, batch_id)
+            self.submitted_requests += len(items)
+
+    async def recover(self, row: BatchRow) -> None:
+        """A row left ``submitting``: adopt the provider's batch with our local id, or give it up when stale."""
+        found = await self.api.find(row.local_id)
+        if found is not None:
+            self.ledger.submitted(row.local_id, found)
+        elif time.time() - row.created > _STALE_SUBMIT:
+            self.ledger.close(row.local_id, "abandoned", {**(row.detail or {}), "error": "never created"})
+
+    # -- collect --------------------------------------------------------------------------------
+    async def poll(self, row: BatchRow) -> BatchState | None:
+        try:
+            state = await self.api.status(row.batch_id)
+        except BatchAPIError as exc:
+            if exc.fatal:
+                raise InputError(f"--batch: cannot read batch {row.batch_id} at {self.api.provider} ({exc})") from None
+            return None  # transient: next poll
+        if state.state in TERMINAL:
+            await self.collect(row, state)
+        return state
+
+    async def collect(self, row: BatchRow, state: BatchState) -> None:
+        items = self.ledger.items(row.local_id)
+        lines = await self.api.results(state) if state.state != "failed" else []
+        turnaround = (state.ended_at - state.created_at) if state.ended_at and state.created_at else \
+            time.time() - row.created
+        seen = set()
+        for line in lines:
+            item = items.get(line.custom_id)
+            if item is None:
+                continue
+            seen.add(line.custom_id)
+            key, kind = item
+            if line.content is None:
+                self._line_failed(key, line.error or "error")
+            else:
+                self._answer(row.local_id, key, kind, line, turnaround)
+        why = f"batch {state.state}" + (f": {state.detail}" if state.detail else "")
+        for cid, (key, _kind) in items.items():
+            if cid not in seen:
+                self._line_failed(key, why)
+                if self.fallback == "direct" and state.state in {"failed", "expired", "cancelled"}:
+                    self.direct.add(key)
+        self.ledger.close(row.local_id, state.state, {**(row.detail or {}), "counts": state.counts,
+                                                      "batch_detail": state.detail})
+
+    def _line_failed(self, key: str, error: str) -> None:
+        self.rounds[key] += 1
+        self.errors[key] = error
+        if self.rounds[key] >= self.max_rounds:
+            self.failed.add(key)
+
+    def _answer(self, local_id: str, key: str, kind: str, line, turnaround: float) -> None:
+        now = self.db.get(key)
+        if now is not None and now.get("batch") == local_id:
+            return  # collected before a crash
+        if now is not None and (now["status"] == "judged" or (kind == "repair") != (now["status"] == "pending_repair")):
+            return  # answered meanwhile (another process); the stored row stands
+        cost = None if self.prices is None else \
+            line.prompt_tokens * self.prices[0] + line.completion_tokens * self.prices[1]
+        self.calls += 1
+        if cost is None:
+            self.unknown += 1
+        else:
+            self.spent += cost
+        answer = Answer(line.content, line.logprobs, line.prompt_tokens, line.completion_tokens, cost,
+                        max(0.0, float(turnaround)), 1)
+        parsed = parse_answer(line.content, self.prompt.scale, self.prompt.grade_key)
+        rec = self.engine._record(answer, parsed, previous=now if kind == "repair" else None)
+        if kind == "first" and parsed.grade is None:
+            rec["status"] = "pending_repair"
+        rec["batch"] = local_id
+        self.engine._put(key, rec)
+        slot = self.where.get(key)
+        if slot is not None:
+            slot[0].records[slot[1]] = rec
+            slot[0].paid_now = True
+
+
+async def ajudge_batch(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | Path | Prompt | None" = None,
+                       store: "str | Path | JudgmentStore | None" = None, config: JudgeConfig | None = None,
+                       api_base: str | None = None, api_key: str | None = None, api_key_env: str | None = None,
+                       max_grade: int | None = None, poll_interval: float = DEFAULT_POLL_INTERVAL,
+                       batch_size: int = DEFAULT_BATCH_SIZE, max_rounds: int = 3, fallback: str = "batch",
+                       on_poll: Callable[[list[tuple[BatchRow, BatchState | None]]], None] | None = None,
+                       stop_event: asyncio.Event | None = None) -> JudgeResult:
+    """Judge ``pairs`` through the provider's batch API; see the module doc. Returns a :class:`JudgeResult`
+    whose ``cost_usd`` is at batch prices (plus direct calls with ``fallback="direct"``)."""
+    config = config or JudgeConfig()
+    if not (isinstance(poll_interval, (int, float)) and poll_interval > 0):
+        raise InputError(f"--poll-interval must be a positive number of seconds, got {poll_interval!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise InputError(f"--batch-size must be a positive integer, got {batch_size!r}")
+    if fallback not in {"batch", "direct"}:
+        raise InputError(f"--batch-fallback must be batch or direct, got {fallback!r}")
+    model, prompt_obj = _resolve(model, prompt, max_grade)
+    import os
+
+    key = api_key if api_key is not None else os.environ.get(key_env(model, api_key_env))
+    api = batch_adapter(model, config, api_base=api_base, api_key=key)
+    pairs = list(pairs)
+    units = _units(pairs, model, prompt_obj, config)
+    db, owned = _open_store(store)
+    run = _BatchRun(model, prompt_obj, db, config, api, batch_size=batch_size, max_rounds=max_rounds,
+                    fallback=fallback, on_poll=on_poll)
+    stopped = None
+    try:
+        stored = db.get_many([k for u in units for k in u.keys])
+        for unit in units:
+            unit.records = {i: stored[k] for i, k in enumerate(unit.keys) if k in stored}
+            for i, k in enumerate(unit.keys):
+                run.where[k] = (unit, i)
+        over_budget = False
+        while True:
+            rows = run.rows()
+            for row in rows:
+                if row.state == "submitting":
+                    await run.recover(row)
+            rows = run.rows()
+            in_flight = {k for r in rows for k, _ in run.ledger.items(r.local_id).values()}
+            todo = run.todo(in_flight)
+            if todo and not over_budget and (stop_event is None or not stop_event.is_set()):
+                todo, over_budget = run._affordable(todo)
+                if todo:
+                    await run.submit(todo)
+                    rows = run.rows()
+            if not rows:
+                break
+            report = []
+            for row in rows:
+                report.append((row, await run.poll(row) if row.state == "submitted" else None))
+            if on_poll is not None:
+                on_poll(report)
+            if all(s is not None and s.state in TERMINAL for _, s in report):
+                continue  # collected: the errored lines and repairs go out at once
+            if stop_event is not None:
+                try:
+                    await asyncio.wait_for(stop_event.wait(), poll_interval)
+                except asyncio.TimeoutError:
+                    pass
+                if stop_event.is_set():
+                    stopped = "interrupted"
+                    break
+            else:
+                await asyncio.sleep(poll_interval)
+        if over_budget and stopped is None:
+            stopped = "max_cost"
+    finally:
+        await api.aclose()
+        if owned and not run.direct:
+            db.close()
+    direct_result = None
+    try:
+        if run.direct:
+            from relgrade.judge._judge import ajudge_pairs
+
+            direct_pairs = [p for u in units if any(k in run.direct for k in u.keys) for p in u.pairs]
+            direct_result = await ajudge_pairs(direct_pairs, model=model, prompt=prompt_obj, store=db, config=config,
+                                               api_base=api_base, api_key=key, max_grade=max_grade,
+                                               stop_event=stop_event)
+    finally:
+        if owned and run.direct:
+            db.close()
+    return _result(pairs, units, run, model, prompt_obj, config, stopped, direct_result, db)
+
+
+def _result(pairs, units, run: _BatchRun, model, prompt_obj, config, stopped, direct, db) -> JudgeResult:
+    direct_ids = set()
+    judgments: list[Judgment] = []
+    remaining: list[Pair] = []
+    if direct is not None:
+        judgments.extend(direct.judgments)
+        remaining.extend(direct.remaining)
+        direct_ids = {(j.query_id, j.doc_id) for j in direct.judgments} | {(p.query_id, p.doc_id) for p in direct.remaining}
+    for unit in units:
+        if (unit.pairs[0].query_id, unit.pairs[0].doc_id) in direct_ids:
+            continue
+        if all(_done(unit.records.get(i), config) for i in range(config.samples)):
+            judgments.extend(_fan_out(unit, _aggregate(unit, model, prompt_obj, config.samples, not unit.paid_now)))
+        elif any(k in run.failed for k in unit.keys):
+            unit.failed = "; ".join(sorted({run.errors[k] for k in unit.keys if k in run.errors}))[:300]
+            judgments.extend(_fan_out(unit, _aggregate(unit, model, prompt_obj, config.samples, False)))
+        else:
+            remaining.extend(unit.pairs)
+    order = {(p.query_id, p.doc_id): n for n, p in enumerate(pairs)}
+    judgments.sort(key=lambda j: order.get((j.query_id, j.doc_id), 0))
+    remaining.sort(key=lambda p: order.get((p.query_id, p.doc_id), 0))
+    cost = run.spent + (direct.cost_usd if direct else 0.0)
+    return JudgeResult(tuple(judgments), tuple(remaining), model=model, prompt_hash=prompt_obj.hash, stopped=stopped,
+                       cost_usd=cost, n_calls=run.calls + (direct.n_calls if direct else 0),
+                       cost_unknown=run.unknown + (direct.cost_unknown if direct else 0), store=str(db.path))
+
+
+def judge_batch(pairs: Sequence[Pair], *, handle_sigint: bool = True, **kwargs: Any) -> JudgeResult:
+    """Synchronous :func:`ajudge_batch` (same keywords). With ``handle_sigint`` the first Ctrl-C stops
+    polling (``stopped="interrupted"``): the batches keep running at the provider and the next run collects them."""
+
+    async def main() -> JudgeResult:
+        stop = asyncio.Event()
+        installed = False
+        if handle_sigint and threading.current_thread() is threading.main_thread():
+            try:
+                asyncio.get_running_loop().add_signal_handler(signal.SIGINT, stop.set)
+                installed = True
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+        try:
+            return await ajudge_batch(pairs, stop_event=stop, **kwargs)
+        finally:
+            if installed:
+                asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(main())
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="relgrade-batch") as pool:
+        return pool.submit(asyncio.run, main()).result()
+
+
+__all__ = ["BATCH_DISCOUNT", "DEFAULT_BATCH_SIZE", "DEFAULT_POLL_INTERVAL", "ajudge_batch", "batch_adapter",
+           "batch_price_per_token", "batch_status", "judge_batch"]

@@ -1,0 +1,114 @@
+"""The batch ledger: which provider batches are in flight and which store keys each one answers.
+
+Two tables beside ``judgments`` in the same store (SQLite), so a killed process or another machine
+with the same store resumes polling instead of paying again:
+
+- ``batches``: one row per batch, ``local_id`` (ours, a uuid, also sent to the provider as
+  metadata), ``provider``, ``model``, ``batch_id`` (the provider's), ``state``: ``submitting``
+  (the row is written before the upload, so a crash between the provider's create and our
+  record can be recovered by the local id), ``submitted``, then a terminal state
+  (``completed``, ``failed``, ``expired``, ``cancelled``, ``abandoned`` = never created).
+- ``batch_items``: ``(local_id, custom_id, key, kind)``, ``kind`` = ``first`` or ``repair``.
+
+A row and its items are written in one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS batches (
+        local_id TEXT PRIMARY KEY, provider TEXT NOT NULL, model TEXT NOT NULL, batch_id TEXT,
+        state TEXT NOT NULL, requests INTEGER NOT NULL, created REAL NOT NULL, updated REAL NOT NULL,
+        detail TEXT)""",
+    """CREATE TABLE IF NOT EXISTS batch_items (
+        local_id TEXT NOT NULL, custom_id TEXT NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL,
+        PRIMARY KEY (local_id, custom_id))""",
+    "CREATE INDEX IF NOT EXISTS batch_items_key ON batch_items (key)",
+)
+OPEN_STATES = ("submitting", "submitted")
+
+
+@dataclass(frozen=True)
+class BatchRow:
+    """One ledger row (see the module doc)."""
+
+    local_id: str
+    provider: str
+    model: str
+    batch_id: str | None
+    state: str
+    requests: int
+    created: float
+    updated: float
+    detail: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"local_id": self.local_id, "provider": self.provider, "model": self.model,
+                "batch_id": self.batch_id, "state": self.state, "requests": self.requests,
+                "created": self.created, "updated": self.updated, "detail": self.detail}
+
+
+class BatchLedger:
+    """The ledger on a store's SQLite connection (``isolation_level=None``: explicit transactions)."""
+
+    def __init__(self, db: sqlite3.Connection):
+        self._db = db
+        for stmt in _SCHEMA:
+            self._db.execute(stmt)
+
+    def open(self, local_id: str, *, provider: str, model: str, items: Iterable[tuple[str, str, str]],
+             detail: dict[str, Any] | None = None) -> None:
+        """Record a batch about to be submitted with its ``(custom_id, key, kind)`` items, in one transaction."""
+        items = list(items)
+        now = time.time()
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute("INSERT INTO batches (local_id, provider, model, batch_id, state, requests, created, updated, "
+                             "detail) VALUES (?, ?, ?, NULL, 'submitting', ?, ?, ?, ?)",
+                             (local_id, provider, model, len(items), now, now,
+                              None if detail is None else json.dumps(detail)))
+            self._db.executemany("INSERT INTO batch_items (local_id, custom_id, key, kind) VALUES (?, ?, ?, ?)",
+                                 [(local_id, c, k, kind) for c, k, kind in items])
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def submitted(self, local_id: str, batch_id: str) -> None:
+        self._db.execute("UPDATE batches SET batch_id = ?, state = 'submitted', updated = ? WHERE local_id = ?",
+                         (batch_id, time.time(), local_id))
+
+    def close(self, local_id: str, state: str, detail: dict[str, Any] | None = None) -> None:
+        """Mark a batch terminal (its answers are already in the store)."""
+        self._db.execute("UPDATE batches SET state = ?, updated = ?, detail = ? WHERE local_id = ?",
+                         (state, time.time(), None if detail is None else json.dumps(detail), local_id))
+
+    def rows(self, *, model: str | None = None, open_only: bool = True) -> list[BatchRow]:
+        sql = "SELECT local_id, provider, model, batch_id, state, requests, created, updated, detail FROM batches"
+        where, args = [], []
+        if open_only:
+            where.append(f"state IN ({','.join('?' * len(OPEN_STATES))})")
+            args.extend(OPEN_STATES)
+        if model is not None:
+            where.append("model = ?")
+            args.append(model)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        out = []
+        for r in self._db.execute(sql + " ORDER BY created", args):
+            out.append(BatchRow(*r[:8], json.loads(r[8]) if r[8] else None))
+        return out
+
+    def items(self, local_id: str) -> dict[str, tuple[str, str]]:
+        """``{custom_id: (key, kind)}`` of a batch."""
+        return {c: (k, kind) for c, k, kind in self._db.execute(
+            "SELECT custom_id, key, kind FROM batch_items WHERE local_id = ?", (local_id,))}
+
+
+__all__ = ["BatchLedger", "BatchRow", "OPEN_STATES"]
