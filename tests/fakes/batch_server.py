@@ -17,7 +17,8 @@ A batch stays ``in_progress`` for ``delay`` seconds after it was created and is 
 the error file with code ``batch_expired``, as OpenAI does).
 
 ``stats()``: ``files``, ``batches`` (created), ``lines`` (request lines in created batches),
-``billed`` (lines answered with a 200), ``by_pair`` ({pair_key: lines submitted}),
+``billed`` (lines and direct calls answered with a 200), ``direct`` (``POST /v1/chat/completions``
+calls, forwarded to the chat fake: the direct-call fallback), ``by_pair`` ({pair_key: lines submitted}),
 ``status_requests``.
 """
 
@@ -61,7 +62,7 @@ class _State:
         self.lock = threading.Lock()
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
-        self.stats = {"files": 0, "batches": 0, "lines": 0, "billed": 0, "status_requests": 0}
+        self.stats = {"files": 0, "batches": 0, "lines": 0, "billed": 0, "status_requests": 0, "direct": 0}
         self.by_pair: dict[str, int] = {}
         self.n = 0
 
@@ -280,6 +281,12 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         if path == "/v1/files":
             return self._upload(raw)
+        if path == "/v1/chat/completions":  # a direct call (the fallback): answered by the chat fake
+            status, body = _chat(st, json.loads(raw or b"{}"))
+            with st.lock:
+                st.stats["direct"] += 1
+                st.stats["billed"] += status == 200
+            return self._send(status, body)
         if path == "/v1/batches":
             body = json.loads(raw or b"{}")
             data = st.files.get(body.get("input_file_id", ""))

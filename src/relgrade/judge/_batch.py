@@ -82,6 +82,14 @@ def batch_price_per_token(model: str) -> tuple[float, float, str] | None:
     return (online[0] * BATCH_DISCOUNT, online[1] * BATCH_DISCOUNT, f"{BATCH_DISCOUNT:.0%} of online")
 
 
+def batch_cost(plan, model: str) -> tuple[float | None, str]:
+    """A :class:`~relgrade.judge.DryRun`'s tokens at batch prices: ``(dollars or None, price source)``."""
+    prices = batch_price_per_token(model)
+    if prices is None:
+        return None, "no price"
+    return plan.prompt_tokens * prices[0] + plan.completion_tokens * prices[1], prices[2]
+
+
 def batch_adapter(model: str, config: JudgeConfig, *, api_base: str | None, api_key: str | None):
     """The batch adapter for the model's provider (``openai/...`` or ``anthropic/...``)."""
     provider = provider_of(model)
@@ -418,4 +426,4 @@ def judge_batch(pairs: Sequence[Pair], *, handle_sigint: bool = True, **kwargs: 
 
 
 __all__ = ["BATCH_DISCOUNT", "DEFAULT_BATCH_SIZE", "DEFAULT_POLL_INTERVAL", "ajudge_batch", "batch_adapter",
-           "batch_price_per_token", "batch_status", "judge_batch"]
+           "batch_cost", "batch_price_per_token", "batch_status", "judge_batch"]

@@ -46,7 +46,7 @@ def _progress_bar(total: int):
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--run", "runs", multiple=True, required=True, help="Run file (TREC or RAG JSONL); repeat to pool several.")
+@click.option("--run", "runs", multiple=True, help="Run file (TREC or RAG JSONL); repeat to pool several. Required.")
 @click.option("--corpus", help="Chunk texts for TREC runs: JSONL (doc_id, text) or TSV doc_id<TAB>text.")
 @click.option("--queries", help="Query texts for TREC runs: TSV qid<TAB>query or JSONL.")
 @click.option("--model", default=None, help="litellm model, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
@@ -78,15 +78,28 @@ def _progress_bar(total: int):
 @click.option("--dry-run", is_flag=True, help="Print pairs, cached pairs, estimated tokens and dollars; call nothing.")
 @click.option("--out", default=None, help="Judged qrels to write; details go to OUT.details.jsonl.")
 @click.option("--show-unjudged", type=int, default=10, show_default=True, help="How many unjudged pairs to list.")
+@click.option("--batch", "use_batch", is_flag=True, help="Submit the pairs not in the store as provider batches (openai/, "
+              "anthropic/: about half price, within 24 h); a re-run resumes polling the same batches.")
+@click.option("--batch-status", is_flag=True, help="List the batches of the store still pending, and exit.")
+@click.option("--poll-interval", type=float, default=60.0, show_default=True, help="Seconds between batch status polls.")
+@click.option("--batch-size", type=int, default=50_000, show_default=True, help="Requests per batch at most.")
+@click.option("--batch-fallback", type=click.Choice(["batch", "direct"]), default="batch", show_default=True,
+              help="Lines of a failed or expired batch: resubmit them as a batch, or judge them by direct calls.")
 def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_name, transport, max_grade, depth, concurrency, timeout,
           max_attempts, rpm, tpm, samples, temperature, no_logprobs, retry_unjudged, store, max_cost, dry_run, out,
-          show_unjudged):
+          show_unjudged, use_batch, batch_status, poll_interval, batch_size, batch_fallback):
     """Grade the pooled top-K chunks of one or more runs 0-3 with an LLM judge."""
     from relgrade._errors import InputError
     from relgrade.io import read_corpus, read_queries, read_run
     from relgrade.judge import DEFAULT_MODEL, DEFAULT_STORE, JudgeConfig, estimate, judge_pairs, pool
     from relgrade.judge._call import choose_transport
 
+    if batch_status:
+        from relgrade.judge._batch_cli import print_batch_status
+
+        return print_batch_status(store, model)
+    if not runs:
+        raise InputError("--run is required: pass at least one run file")
     if not dry_run and not out:
         raise InputError("--out QRELS is required (or pass --dry-run)")
     if judge_name is not None:
@@ -115,6 +128,9 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
                    f"{plan.to_judge} to judge ({plan.calls} calls)")
         click.echo(f"estimated tokens: {plan.prompt_tokens} prompt + {plan.completion_tokens} completion; "
                    f"estimated cost {dollars}")
+        from relgrade.judge._batch_cli import print_batch_price
+
+        print_batch_price(plan, model)
         if local:
             click.echo(_LOCAL_NOTE.format(model=model))
         return 0
@@ -130,8 +146,17 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
         bar.refresh()
 
     try:
-        result = judge_pairs(pairs, model=model, prompt=prompt, store=store_path, config=config, api_base=api_base,
-                             api_key_env=api_key_env, max_grade=max_grade, on_progress=on_progress)
+        if use_batch:
+            from relgrade.judge._batch import judge_batch
+            from relgrade.judge._batch_cli import print_poll
+
+            result = judge_batch(pairs, model=model, prompt=prompt, store=store_path, config=config, api_base=api_base,
+                                 api_key_env=api_key_env, max_grade=max_grade, poll_interval=poll_interval,
+                                 batch_size=batch_size, fallback=batch_fallback, on_poll=print_poll)
+        else:
+            result = judge_pairs(pairs, model=model, prompt=prompt, store=store_path, config=config,
+                                 api_base=api_base, api_key_env=api_key_env, max_grade=max_grade,
+                                 on_progress=on_progress)
     finally:
         if bar is not None:
             bar.close()
@@ -141,7 +166,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     click.echo(f"judged {counts['pairs']} pairs with {result.model} (prompt {result.prompt_hash}): "
                f"{counts['judged']} judged ({counts['cached']} paid nothing: stored or duplicate), "
                f"{counts['unjudged']} unjudged, {counts['failed']} failed, {counts['remaining']} not done; "
-               f"{result.n_calls} calls, {cost} this run")
+               f"{result.n_calls} calls, {cost} this run" + (" (batch prices)" if use_batch else ""))
     n_labels = sum(len(v) for v in result.qrels().values())
     click.echo(f"wrote {out} ({n_labels} labels) and {details_path(out)}; store {result.store}")
     for j in result.unjudged[:show_unjudged]:
@@ -156,7 +181,8 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
         return 0
     if result.stopped == "interrupted":
         click.echo(f"interrupted: {counts['remaining']} pairs remain; re-run the same command to finish "
-                   "(everything answered is kept)", err=True)
+                   "(everything answered is kept" + ("; submitted batches keep running and are collected by the "
+                                                     "next run)" if use_batch else ")"), err=True)
         return 130
     if counts["failed"]:
         click.echo(f"{counts['failed']} pairs failed (no answer after the retries); re-run to retry them", err=True)

@@ -1,0 +1,50 @@
+"""What ``relgrade judge`` prints for ``--batch``, ``--batch-status`` and the batch line of ``--dry-run``."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+
+def print_batch_price(plan, model: str) -> None:
+    """The dry run's second price: the same tokens at batch prices."""
+    from relgrade.judge._batch import batch_cost
+
+    cost, source = batch_cost(plan, model)
+    if cost is None:
+        click.echo("estimated cost with --batch: unknown (model not in litellm's price table)")
+        return
+    online = plan.cost_usd
+    ratio = f", {cost / online:.0%} of online" if online else ""
+    click.echo(f"estimated cost with --batch: ${cost:.4f} ({source} batch prices{ratio}; results within 24 h)")
+
+
+def print_batch_status(store, model: str | None) -> int:
+    """``--batch-status``: one line per open batch of the store's ledger."""
+    from relgrade.judge import DEFAULT_STORE
+    from relgrade.judge._batch import batch_status
+
+    rows = batch_status(store or DEFAULT_STORE, model=model)
+    if not rows:
+        click.echo(f"no pending batches in {store or DEFAULT_STORE}")
+        return 0
+    click.echo(f"{len(rows)} pending batches in {store or DEFAULT_STORE}:")
+    for r in rows:
+        age = time.time() - r.created
+        click.echo(f"  {r.batch_id or '(not created yet)'}  {r.provider}  {r.model}  {r.requests} requests  "
+                   f"{r.state}  submitted {age / 3600:.1f} h ago  (local id {r.local_id})")
+    click.echo("re-run the same relgrade judge --batch command to collect them")
+    return 0
+
+
+def print_poll(report) -> None:
+    """One stderr line per poll: each open batch's state and counts."""
+    parts = []
+    for row, state in report:
+        if state is None:
+            parts.append(f"{row.batch_id or row.local_id[:8]}: {row.state}")
+        else:
+            counts = ", ".join(f"{k} {v}" for k, v in state.counts.items())
+            parts.append(f"{state.batch_id}: {state.state} ({row.requests} requests{'; ' + counts if counts else ''})")
+    click.echo("batches: " + "; ".join(parts), err=True)
