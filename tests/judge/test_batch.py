@@ -312,3 +312,22 @@ def test_cli_ctrl_c_while_polling_keeps_the_batch_for_the_next_run(tmp_path):
     assert second.returncode == 0, stderr
     assert stats["batches"] == 1 and stats["lines"] == 50
     assert len(out.read_text().splitlines()) == 50
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "--run is required"),
+    (["--batch", "--model", "ollama/llama3", "--out", "{tmp}/q.txt"], "no batch API"),
+    (["--batch", "--poll-interval", "0", "--out", "{tmp}/q.txt"], "--poll-interval must be a positive"),
+])
+def test_cli_batch_user_errors_exit_2_in_one_line(tmp_path, capsys, args, message):
+    from relgrade.cli import main
+
+    run = _write_run(tmp_path / "run.jsonl", make_pairs(4))
+    argv = ["judge", *([] if not args else ["--run", str(run), "--store", str(tmp_path / "s.sqlite")]),
+            *(a.format(tmp=tmp_path) for a in args)]
+    if "--model" not in argv and args:
+        argv += ["--model", MODEL]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("relgrade: error:") and message in err[0]
+    assert not (tmp_path / "q.txt").exists()
