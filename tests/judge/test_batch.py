@@ -331,3 +331,17 @@ def test_cli_batch_user_errors_exit_2_in_one_line(tmp_path, capsys, args, messag
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("relgrade: error:") and message in err[0]
     assert not (tmp_path / "q.txt").exists()
+
+
+def test_two_processes_on_one_store_submit_each_pair_once(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    pairs = make_pairs(600)
+    store = tmp_path / "s.sqlite"
+    with _fake().FakeBatchServer(delay=0.5) as server:
+        with ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(lambda _: run_batch(pairs, server, store, batch_size=200), range(2)))
+        stats = server.stats()
+    assert stats["lines"] == 600 and stats["billed"] == 600 and max(stats["by_pair"].values()) == 1
+    for result in results:
+        assert result.counts()["judged"] == 600 and all(j.grade == truth(j.doc_id) for j in result.judgments)

@@ -156,6 +156,13 @@ class _BatchRun:
         seed = i if (i and self.config.temperature > 0) else None
         return BatchRequest(custom_id, messages, seed)
 
+    def refresh(self) -> None:
+        """Read again the rows of keys not done: another process may have collected them."""
+        open_keys = [k for k, (unit, i) in self.where.items() if not _done(unit.records.get(i), self.config)]
+        for key, rec in self.db.get_many(open_keys).items():
+            unit, i = self.where[key]
+            unit.records[i] = rec
+
     def todo(self, in_flight: set[str]) -> list[tuple[str, str]]:
         out = []
         for key, (unit, i) in self.where.items():
@@ -189,9 +196,11 @@ class _BatchRun:
             part = todo[start:start + self.batch_size]
             local_id = uuid.uuid4().hex
             items = [(f"{n}-{key[:24]}", key, kind) for n, (key, kind) in enumerate(part)]
+            items = self.ledger.open(local_id, provider=self.api.provider, model=self.model, items=items,
+                                     detail={"prompt_hash": self.prompt.hash})
+            if not items:
+                continue  # another process submitted (or judged) them meanwhile
             requests = [self._request(key, kind, cid) for cid, key, kind in items]
-            self.ledger.open(local_id, provider=self.api.provider, model=self.model, items=items,
-                             detail={"prompt_hash": self.prompt.hash})
             try:
                 batch_id = await self.api.submit(requests, local_id)
             except BatchAPIError as exc:
@@ -322,6 +331,7 @@ async def ajudge_batch(pairs: Sequence[Pair], *, model: str | None = None, promp
                 if row.state == "submitting":
                     await run.recover(row)
             rows = run.rows()
+            run.refresh()
             in_flight = {k for r in rows for k, _ in run.ledger.items(r.local_id).values()}
             todo = run.todo(in_flight)
             if todo and not over_budget and (stop_event is None or not stop_event.is_set()):

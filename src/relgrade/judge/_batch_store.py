@@ -10,7 +10,9 @@ with the same store resumes polling instead of paying again:
   (``completed``, ``failed``, ``expired``, ``cancelled``, ``abandoned`` = never created).
 - ``batch_items``: ``(local_id, custom_id, key, kind)``, ``kind`` = ``first`` or ``repair``.
 
-A row and its items are written in one transaction.
+A row and its items are written in one ``BEGIN IMMEDIATE`` transaction that first leaves out the
+keys already in an open batch or already judged, so two processes on one store never submit the
+same pair twice.
 """
 
 from __future__ import annotations
@@ -63,22 +65,37 @@ class BatchLedger:
             self._db.execute(stmt)
 
     def open(self, local_id: str, *, provider: str, model: str, items: Iterable[tuple[str, str, str]],
-             detail: dict[str, Any] | None = None) -> None:
-        """Record a batch about to be submitted with its ``(custom_id, key, kind)`` items, in one transaction."""
-        items = list(items)
+             detail: dict[str, Any] | None = None) -> list[tuple[str, str, str]]:
+        """Record a batch about to be submitted with its ``(custom_id, key, kind)`` items, in one transaction.
+
+        Items whose key is already in an open batch, or already judged, are left out (another process
+        took them first: ``BEGIN IMMEDIATE`` serialises the check and the insert across processes);
+        returns the items recorded. No row is written when none is left.
+        """
         now = time.time()
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            self._db.execute("INSERT INTO batches (local_id, provider, model, batch_id, state, requests, created, updated, "
-                             "detail) VALUES (?, ?, ?, NULL, 'submitting', ?, ?, ?, ?)",
-                             (local_id, provider, model, len(items), now, now,
-                              None if detail is None else json.dumps(detail)))
-            self._db.executemany("INSERT INTO batch_items (local_id, custom_id, key, kind) VALUES (?, ?, ?, ?)",
-                                 [(local_id, c, k, kind) for c, k, kind in items])
+            taken = set()
+            for _cid, key, kind in items:
+                busy = self._db.execute(
+                    "SELECT 1 FROM batch_items i JOIN batches b ON b.local_id = i.local_id WHERE i.key = ? "
+                    f"AND b.state IN ({','.join('?' * len(OPEN_STATES))}) LIMIT 1", (key, *OPEN_STATES)).fetchone()
+                done = self._db.execute("SELECT status FROM judgments WHERE key = ?", (key,)).fetchone()
+                if busy or (done is not None and (done[0] == "judged" or (kind == "first" and done[0] == "pending_repair"))):
+                    taken.add(key)
+            kept = [(c, k, kind) for c, k, kind in items if k not in taken]
+            if kept:
+                self._db.execute("INSERT INTO batches (local_id, provider, model, batch_id, state, requests, created, "
+                                 "updated, detail) VALUES (?, ?, ?, NULL, 'submitting', ?, ?, ?, ?)",
+                                 (local_id, provider, model, len(kept), now, now,
+                                  None if detail is None else json.dumps(detail)))
+                self._db.executemany("INSERT INTO batch_items (local_id, custom_id, key, kind) VALUES (?, ?, ?, ?)",
+                                     [(local_id, c, k, kind) for c, k, kind in kept])
             self._db.execute("COMMIT")
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
+        return kept
 
     def submitted(self, local_id: str, batch_id: str) -> None:
         self._db.execute("UPDATE batches SET batch_id = ?, state = 'submitted', updated = ? WHERE local_id = ?",
