@@ -4,9 +4,11 @@
 lines), ``POST /v1/batches`` (``input_file_id``, ``endpoint=/v1/chat/completions``,
 ``completion_window=24h``, ``metadata={"relgrade_local_id": ...}``), ``GET /v1/batches/{id}``,
 ``GET /v1/files/{id}/content`` for the output and error files, ``GET /v1/batches`` to find a batch
-by its metadata. Reference: https://platform.openai.com/docs/guides/batch . litellm's
-``acreate_batch`` covers the same routes through the openai SDK; this adapter is used instead so
-that every request is retried and classified the same way for every provider adapter.
+by its metadata. Reference: https://platform.openai.com/docs/guides/batch . litellm
+1.110's ``acreate_file`` / ``acreate_batch`` cover these routes through the openai SDK, but its
+``create_batch`` has no Anthropic path (only ``retrieve_batch`` knows Anthropic), so relgrade keeps
+one small aiohttp adapter per provider: the same retries and errors for both, no litellm import on
+this path, and a fake endpoint that tests every route.
 """
 
 from __future__ import annotations
