@@ -345,3 +345,39 @@ def test_two_processes_on_one_store_submit_each_pair_once(tmp_path):
     assert stats["lines"] == 600 and stats["billed"] == 600 and max(stats["by_pair"].values()) == 1
     for result in results:
         assert result.counts()["judged"] == 600 and all(j.grade == truth(j.doc_id) for j in result.judgments)
+
+
+def test_crash_mid_collection_recollects_without_paying_or_counting_twice(tmp_path, monkeypatch):
+    from relgrade.judge._batch import _BatchRun
+
+    pairs = make_pairs(50)
+    store = tmp_path / "s.sqlite"
+    real = _BatchRun._answer
+    seen = []
+
+    def crashing(self, *args, **kw):
+        if len(seen) == 20:
+            raise KeyboardInterrupt("simulated crash mid-collection")
+        seen.append(args[1])
+        return real(self, *args, **kw)
+
+    with _fake().FakeBatchServer(delay=0.05) as server:
+        monkeypatch.setattr(_BatchRun, "_answer", crashing)
+        with pytest.raises(KeyboardInterrupt):
+            run_batch(pairs, server, store)
+        monkeypatch.setattr(_BatchRun, "_answer", real)
+        assert [r.state for r in batch_status(store)] == ["submitted"]
+        result = run_batch(pairs, server, store)
+        stats = server.stats()
+    assert stats["lines"] == 50 and stats["batches"] == 1
+    assert result.counts()["judged"] == 50 and all(j.grade == truth(j.doc_id) for j in result.judgments)
+    assert result.n_calls == 30  # the 20 stored before the crash are not counted again
+
+
+def test_samples_go_out_as_one_line_each(tmp_path):
+    pairs = make_pairs(10)
+    with _fake().FakeBatchServer(delay=0.05) as server:
+        result = run_batch(pairs, server, tmp_path / "s.sqlite", config=JudgeConfig(samples=3, temperature=0.7))
+        stats = server.stats()
+    assert stats["lines"] == 30 and result.n_calls == 30
+    assert all(j.samples == (truth(j.doc_id),) * 3 and j.grade == truth(j.doc_id) for j in result.judgments)
