@@ -381,3 +381,11 @@ def test_samples_go_out_as_one_line_each(tmp_path):
         stats = server.stats()
     assert stats["lines"] == 30 and result.n_calls == 30
     assert all(j.samples == (truth(j.doc_id),) * 3 and j.grade == truth(j.doc_id) for j in result.judgments)
+
+
+def test_batch_status_of_a_missing_store_creates_nothing(tmp_path, capsys):
+    from relgrade.cli import main
+
+    assert main(["judge", "--batch-status", "--store", str(tmp_path / "none" / "s.sqlite")]) == 0
+    assert "no pending batches" in capsys.readouterr().out
+    assert not (tmp_path / "none").exists()

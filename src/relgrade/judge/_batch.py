@@ -110,7 +110,12 @@ def batch_adapter(model: str, config: JudgeConfig, *, api_base: str | None, api_
 
 def batch_status(store: "str | Path | JudgmentStore | None" = None, *, model: str | None = None,
                  open_only: bool = True) -> list[BatchRow]:
-    """The batches of the store's ledger (open ones by default): what ``judge --batch-status`` lists."""
+    """The batches of the store's ledger (open ones by default): what ``judge --batch-status`` lists.
+    A store file that does not exist has none (and is not created)."""
+    from relgrade.judge._store import DEFAULT_STORE
+
+    if not isinstance(store, JudgmentStore) and not Path(DEFAULT_STORE if store is None else store).exists():
+        return []
     db, owned = _open_store(store)
     try:
         return db.batch_ledger().rows(model=model, open_only=open_only)
