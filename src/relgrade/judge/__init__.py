@@ -39,12 +39,11 @@ it (``relgrade calibrate``) like any judge before trusting its grades.
 
 from relgrade.judge._batch import ajudge_batch, batch_price_per_token, batch_status, judge_batch
 from relgrade.judge._config import JudgeConfig
-from relgrade.judge._judge import (
-    DEFAULT_MODEL, DryRun, JudgeResult, Judgment, ajudge_pairs, estimate, judge_pairs,
-)
+from relgrade.judge._judge import DEFAULT_MODEL, ajudge_pairs, estimate, judge_pairs
 from relgrade.judge._parse import Parsed, expected_grade, grade_distribution, parse_answer
 from relgrade.judge._pool import Pair, pool
 from relgrade.judge._prompt import Prompt, delimit, load_prompt
+from relgrade.judge._results import DryRun, JudgeResult, Judgment
 from relgrade.judge._store import DEFAULT_STORE, JudgmentStore, judgment_key
 
 __all__ = [

@@ -1,0 +1,221 @@
+"""The judging engine: pointwise, deduplicated, resumable, within a budget.
+
+Each (query, chunk) pair is judged on its own (no position bias). Pairs with identical query and
+chunk text share one judgment (a :class:`Unit`). For every judgment the store is consulted first; a
+miss is paid for once and committed the moment it arrives. An unreadable answer (no grade, or off
+the scale) gets one repair request (the answer is stored as ``pending_repair`` first, so a crash
+between the two never pays the first call again); a second failure is recorded as *unjudged* with
+the raw answer and the reason. A pair whose calls all fail (after the retries) is *failed*:
+reported, not stored, asked again on the next run.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from relgrade._errors import InputError
+from relgrade.judge._budget import Budget
+from relgrade.judge._call import Answer, Caller, PairCallError, count_tokens
+from relgrade.judge._config import JudgeConfig
+from relgrade.judge._parse import Parsed, expected_grade, grade_distribution, parse_answer
+from relgrade.judge._pool import Pair
+from relgrade.judge._prompt import Prompt
+from relgrade.judge._results import Judgment
+from relgrade.judge._store import JudgmentStore, judgment_key
+
+__all__ = ["Engine", "Unit", "aggregate", "fan_out", "is_done", "make_units"]
+
+_REPAIR = ("Your answer could not be read: {error}. Reply again with only the JSON object "
+           '{{"{key}": <an integer from {lo} to {hi}>, "reason": "<one short sentence>"}} and no other text.')
+
+
+@dataclass
+class Unit:
+    query: str
+    text: str
+    pairs: list[Pair]
+    keys: list[str]
+    messages: list[dict[str, str]] | None = None
+    records: dict[int, dict[str, Any]] = field(default_factory=dict)
+    failed: str | None = None
+    paid_now: bool = False
+
+
+def make_units(pairs: Iterable[Pair], model: str, prompt: Prompt, config: JudgeConfig) -> list[Unit]:
+    params = {**config.sampling(), "max_grade": prompt.max_grade}
+    units: dict[tuple[str, str], Unit] = {}
+    for pair in pairs:
+        if not isinstance(pair, Pair):
+            raise InputError(f"judge_pairs wants Pair objects (query_id, doc_id, query, text), got {type(pair).__name__}")
+        k = (pair.query, pair.text)
+        unit = units.get(k)
+        if unit is None:
+            keys = [judgment_key(model, prompt.sha256, params if i == 0 else {**params, "sample": i},
+                                 pair.query, pair.text) for i in range(config.samples)]
+            unit = units[k] = Unit(pair.query, pair.text, [], keys)
+        unit.pairs.append(pair)
+    return list(units.values())
+
+
+def is_done(record: dict[str, Any] | None, config: JudgeConfig) -> bool:
+    if record is None:
+        return False
+    if record["status"] == "judged":
+        return True
+    return record["status"] == "unjudged" and not config.retry_unjudged
+
+
+class Engine:
+    def __init__(self, model: str, prompt: Prompt, store: JudgmentStore, config: JudgeConfig, caller: Caller,
+                 budget: Budget, on_progress: Callable[[dict[str, Any]], None] | None):
+        self.model, self.prompt, self.store, self.config = model, prompt, store, config
+        self.caller, self.budget, self.on_progress = caller, budget, on_progress
+        self.stopped: str | None = None
+        self.fatal: str | None = None
+        self.stats = Counter()
+
+    def _progress(self, unit: Unit) -> None:
+        self.stats["done"] += len(unit.pairs)
+        if unit.failed is not None:
+            self.stats["failed"] += len(unit.pairs)
+        else:
+            statuses = [unit.records[i]["status"] for i in sorted(unit.records)]
+            if "judged" not in statuses:
+                self.stats["unjudged"] += len(unit.pairs)
+        if unit.failed is None:
+            self.stats["cached"] += len(unit.pairs) - (1 if unit.paid_now else 0)
+        if self.on_progress is not None:
+            self.on_progress({**self.stats, "cost_usd": self.budget.spent})
+
+    async def _call(self, messages, sample: int, est_tokens: int) -> Answer:
+        reserved = self.budget.reserve(est_tokens, self.config.max_tokens)
+        answer = None
+        try:
+            answer = await self.caller.complete(messages, sample=sample, est_tokens=est_tokens)
+            return answer
+        finally:
+            self.budget.settle(reserved, answer)
+
+    def _record(self, answer: Answer, parsed: Parsed, *, previous: dict[str, Any] | None = None) -> dict[str, Any]:
+        scale = self.prompt.scale
+        distribution = grade_distribution(answer.logprobs, answer.content, parsed, scale)
+        rec = {
+            "grade": parsed.grade, "status": "judged" if parsed.grade is not None else "unjudged",
+            "reason": parsed.reason, "distribution": distribution, "expected_grade": expected_grade(distribution),
+            "raw_answer": answer.content, "error": parsed.error,
+            "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens,
+            "cost_usd": answer.cost_usd, "latency_s": round(answer.latency_s, 6), "calls": 1,
+        }
+        if previous is not None:  # a repair: carry the first answer's tokens, cost and text
+            rec["prompt_tokens"] += previous.get("prompt_tokens", 0)
+            rec["completion_tokens"] += previous.get("completion_tokens", 0)
+            costs = [c for c in (previous.get("cost_usd"), answer.cost_usd)]
+            rec["cost_usd"] = None if None in costs else sum(costs)
+            rec["calls"] += previous.get("calls", 1)
+            rec["first_answer"] = previous.get("raw_answer")
+            rec["repaired"] = True
+            if parsed.grade is None:
+                rec["raw_answer"] = f"{previous.get('raw_answer')}\n---- repair ----\n{answer.content}"
+                rec["error"] = f"{previous.get('error')}; after one repair: {parsed.error}"
+        return rec
+
+    def _put(self, key: str, rec: dict[str, Any]) -> None:
+        self.store.put(key, model=self.model, prompt_hash=self.prompt.hash, status=rec["status"],
+                       grade=rec["grade"], record={k: v for k, v in rec.items() if k not in {"status", "grade"}})
+
+    async def _sample(self, unit: Unit, i: int) -> None:
+        key = unit.keys[i]
+        stored = unit.records.get(i)
+        if is_done(stored, self.config):
+            return
+        if unit.messages is None:
+            unit.messages = self.prompt.render(unit.query, unit.text)
+        messages = unit.messages
+        est = count_tokens(self.model, messages) if self.budget.max_cost is not None else 0
+        lo, hi = min(self.prompt.scale), max(self.prompt.scale)
+        if stored is not None and stored["status"] == "pending_repair":
+            first = stored
+        else:
+            answer = await self._call(messages, i, est)
+            unit.paid_now = True
+            parsed = parse_answer(answer.content, self.prompt.scale, self.prompt.grade_key)
+            rec = self._record(answer, parsed)
+            if parsed.grade is not None:
+                self._put(key, rec)
+                unit.records[i] = rec
+                return
+            rec["status"] = "pending_repair"
+            self._put(key, rec)
+            unit.records[i] = first = rec
+        repair = [*messages, {"role": "assistant", "content": first.get("raw_answer") or ""},
+                  {"role": "user", "content": _REPAIR.format(error=first.get("error"), lo=lo, hi=hi,
+                                                                  key=self.prompt.grade_key)}]
+        answer = await self._call(repair, i, est + 200)
+        unit.paid_now = True
+        parsed = parse_answer(answer.content, self.prompt.scale, self.prompt.grade_key)
+        rec = self._record(answer, parsed, previous=first)
+        self._put(key, rec)
+        unit.records[i] = rec
+
+    async def judge_unit(self, unit: Unit) -> None:
+        for i in range(self.config.samples):
+            try:
+                await self._sample(unit, i)
+            except PairCallError as exc:
+                unit.failed = str(exc)
+                return
+
+
+def aggregate(unit: Unit, model: str, prompt: Prompt, samples: int, cached: bool) -> Judgment:
+    recs = [unit.records.get(i) for i in range(samples)]
+    present = [r for r in recs if r is not None and r.get("status") in {"judged", "unjudged"}]
+    tokens_in = sum(r.get("prompt_tokens", 0) for r in present)
+    tokens_out = sum(r.get("completion_tokens", 0) for r in present)
+    costs = [r.get("cost_usd") for r in present]
+    cost = None if (not present or None in costs) else float(sum(costs))
+    latency = max((r.get("latency_s") or 0.0 for r in present), default=None)
+    grades = [r.get("grade") if r.get("status") == "judged" else None for r in present]
+    judged = [g for g in grades if g is not None]
+    base = dict(model=model, prompt_hash=prompt.hash, prompt_tokens=tokens_in, completion_tokens=tokens_out,
+                cost_usd=cost, latency_s=latency, cached=cached, scale=tuple(prompt.scale))
+    if unit.failed is not None and not judged:
+        base["cached"] = False
+        return Judgment(**_ids(unit), grade=None, status="failed", distribution=None, expected_grade=None,
+                        reason=None, raw_answer=None, error=unit.failed, **base)
+    if not judged:
+        last = present[-1] if present else {}
+        return Judgment(**_ids(unit), grade=None, status="unjudged", distribution=None, expected_grade=None,
+                        reason=last.get("reason"), raw_answer=last.get("raw_answer"), error=last.get("error"),
+                        samples=tuple(grades) if samples > 1 else None, **base)
+    if samples == 1:
+        r = present[0]
+        return Judgment(**_ids(unit), grade=r["grade"], status="judged", distribution=r.get("distribution"),
+                        expected_grade=r.get("expected_grade"), reason=r.get("reason"), **base)
+    counts = Counter(judged)
+    top = max(counts.values())
+    majority = min(g for g, c in counts.items() if c == top)
+    dists = [r.get("distribution") for r in present if r.get("status") == "judged"]
+    if all(d for d in dists):
+        dist = {g: sum(d[g] for d in dists) / len(dists) for g in dists[0]}
+    else:
+        dist = {str(g): counts.get(g, 0) / len(judged) for g in prompt.scale}
+    reason = next((r.get("reason") for r in present if r.get("grade") == majority), None)
+    return Judgment(**_ids(unit), grade=majority, status="judged", distribution=dist,
+                    expected_grade=expected_grade(dist), reason=reason, samples=tuple(grades),
+                    mean_grade=statistics.fmean(judged), spread=statistics.pstdev(judged), **base)
+
+
+def _ids(unit: Unit) -> dict[str, str]:
+    p = unit.pairs[0]
+    return {"query_id": p.query_id, "doc_id": p.doc_id, "query": p.query, "text": p.text}
+
+
+def fan_out(unit: Unit, judgment: Judgment) -> list[Judgment]:
+    out = [judgment]
+    for p in unit.pairs[1:]:
+        out.append(replace(judgment, query_id=p.query_id, doc_id=p.doc_id, cached=judgment.status != "failed"))
+    return out

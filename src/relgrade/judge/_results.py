@@ -1,0 +1,128 @@
+"""What a judge run returns: one :class:`Judgment` per pair, the :class:`JudgeResult` of a run,
+and the :class:`DryRun` estimate."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from relgrade.judge._pool import Pair
+
+__all__ = ["DryRun", "JudgeResult", "Judgment"]
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """The judgment of one pooled pair.
+
+    ``status``: ``judged`` (``grade`` set), ``unjudged`` (the answer had no grade on the scale,
+    even after one repair; ``raw_answer`` and ``error`` say why) or ``failed`` (no answer after the
+    retries; not stored, asked again next run). ``cached`` is True when this run paid nothing for
+    the row (it came from the store, or from an identical pair judged earlier in the run); tokens
+    and cost are those of the answer when it was paid for. With ``samples > 1``: ``grade`` is the
+    majority of the judged samples (ties to the lower grade), ``mean_grade`` their mean and
+    ``spread`` their population standard deviation.
+    """
+
+    query_id: str
+    doc_id: str
+    query: str
+    text: str
+    grade: int | None
+    status: str
+    distribution: Mapping[str, float] | None
+    expected_grade: float | None
+    reason: str | None
+    model: str
+    prompt_hash: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    latency_s: float | None
+    cached: bool
+    raw_answer: str | None = None
+    error: str | None = None
+    samples: tuple[int | None, ...] | None = None
+    mean_grade: float | None = None
+    spread: float | None = None
+    scale: tuple[int, ...] | None = None
+    """The grades the prompt allows (``(0, 1, 2, 3)``, ``(0, 1)`` for a binary judge); in the details
+    JSONL so that ``relgrade calibrate`` compares a binary judge with graded human labels correctly."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The details-JSONL object (``raw_answer`` only when not judged; sample fields only with samples)."""
+        out: dict[str, Any] = {
+            "query_id": self.query_id, "doc_id": self.doc_id, "query": self.query, "text": self.text,
+            "grade": self.grade, "status": self.status,
+            "distribution": dict(self.distribution) if self.distribution is not None else None,
+            "expected_grade": self.expected_grade, "reason": self.reason, "model": self.model,
+            "prompt_hash": self.prompt_hash, "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens, "cost_usd": self.cost_usd,
+            "latency_s": self.latency_s, "cached": self.cached,
+        }
+        if self.scale is not None:
+            out["scale"] = list(self.scale)
+        if self.status != "judged":
+            out["raw_answer"] = self.raw_answer
+            out["error"] = self.error
+        if self.samples is not None:
+            out["samples"] = list(self.samples)
+            out["mean_grade"] = self.mean_grade
+            out["spread"] = self.spread
+        return out
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    """All judgments of a run, what remains undone, and what this run spent.
+
+    ``stopped`` is None when every pair was attempted, ``"max_cost"`` when the budget stopped it,
+    ``"interrupted"`` on Ctrl-C. ``cost_usd`` and ``n_calls`` count this run's paid calls only;
+    ``cost_unknown`` counts paid calls whose price litellm does not know.
+    """
+
+    judgments: tuple[Judgment, ...]
+    remaining: tuple[Pair, ...]
+    model: str
+    prompt_hash: str
+    stopped: str | None = None
+    cost_usd: float = 0.0
+    n_calls: int = 0
+    cost_unknown: int = 0
+    store: str | None = None
+    retries: tuple[tuple[str, float], ...] = ()
+    """One ``(cause, seconds waited)`` per retry: the HTTP status (``"429"``) or the error type."""
+
+    def qrels(self) -> dict[str, dict[str, int]]:
+        """``{query_id: {doc_id: grade}}`` of the judged pairs (unjudged and failed left out)."""
+        out: dict[str, dict[str, int]] = {}
+        for j in self.judgments:
+            if j.grade is not None:
+                out.setdefault(j.query_id, {})[j.doc_id] = j.grade
+        return out
+
+    @property
+    def unjudged(self) -> tuple[Judgment, ...]:
+        return tuple(j for j in self.judgments if j.grade is None)
+
+    def counts(self) -> dict[str, int]:
+        c = Counter(j.status for j in self.judgments)
+        return {"pairs": len(self.judgments) + len(self.remaining), "judged": c["judged"],
+                "cached": sum(j.cached for j in self.judgments), "unjudged": c["unjudged"],
+                "failed": c["failed"], "remaining": len(self.remaining)}
+
+
+@dataclass(frozen=True)
+class DryRun:
+    """What a run would do: pairs, distinct judgments, those already stored, tokens and dollars."""
+
+    pairs: int
+    unique: int
+    cached: int
+    to_judge: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
