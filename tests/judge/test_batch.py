@@ -144,7 +144,8 @@ def test_crash_between_create_and_ledger_write_adopts_the_batch(tmp_path):
     import asyncio
 
     from relgrade.judge import JudgmentStore
-    from relgrade.judge._batch import _BatchRun, _units, batch_adapter
+    from relgrade.judge._batch import _BatchRun, batch_adapter
+    from relgrade.judge._engine import make_units
 
     pairs = make_pairs(50)
     store = tmp_path / "s.sqlite"
@@ -155,7 +156,7 @@ def test_crash_between_create_and_ledger_write_adopts_the_batch(tmp_path):
             api = batch_adapter(MODEL, config, api_base=server.base_url, api_key="sk-fake")
             db = JudgmentStore(store)
             run = _BatchRun(MODEL, prompt, db, config, api, batch_size=100, max_rounds=3, fallback="batch", on_poll=None)
-            for unit in _units(pairs, MODEL, prompt, config):
+            for unit in make_units(pairs, MODEL, prompt, config):
                 run.where[unit.keys[0]] = (unit, 0)
             todo = run.todo(set())
             items = [(f"{n}-{k[:24]}", k, kind) for n, (k, kind) in enumerate(todo)]

@@ -43,9 +43,10 @@ from relgrade.judge._batch_api import TERMINAL, BatchAPIError, BatchRequest, Bat
 from relgrade.judge._batch_store import BatchRow
 from relgrade.judge._call import Answer, import_litellm, key_env, price_per_token, provider_of
 from relgrade.judge._config import JudgeConfig
-from relgrade.judge._judge import (
-    _REPAIR, JudgeResult, Judgment, _aggregate, _Budget, _done, _Engine, _fan_out, _open_store, _resolve, _units,
-)
+from relgrade.judge._budget import Budget
+from relgrade.judge._engine import _REPAIR, Engine, aggregate, fan_out, is_done, make_units
+from relgrade.judge._judge import _open_store, _resolve
+from relgrade.judge._results import JudgeResult, Judgment
 from relgrade.judge._parse import parse_answer
 from relgrade.judge._pool import Pair
 from relgrade.judge._prompt import Prompt
@@ -129,7 +130,7 @@ class _BatchRun:
                  batch_size: int, max_rounds: int, fallback: str, on_poll):
         self.model, self.prompt, self.db, self.config, self.api = model, prompt, db, config, api
         self.ledger = db.batch_ledger()
-        self.engine = _Engine(model, prompt, db, config, None, _Budget(None, model), None)  # for _record/_put
+        self.engine = Engine(model, prompt, db, config, None, Budget(None, model), None)  # for _record/_put
         prices = batch_price_per_token(model)
         self.prices = None if prices is None else prices[:2]
         self.batch_size, self.max_rounds, self.fallback, self.on_poll = batch_size, max_rounds, fallback, on_poll
@@ -163,7 +164,7 @@ class _BatchRun:
 
     def refresh(self) -> None:
         """Read again the rows of keys not done: another process may have collected them."""
-        open_keys = [k for k, (unit, i) in self.where.items() if not _done(unit.records.get(i), self.config)]
+        open_keys = [k for k, (unit, i) in self.where.items() if not is_done(unit.records.get(i), self.config)]
         for key, rec in self.db.get_many(open_keys).items():
             unit, i = self.where[key]
             unit.records[i] = rec
@@ -172,7 +173,7 @@ class _BatchRun:
         out = []
         for key, (unit, i) in self.where.items():
             rec = unit.records.get(i)
-            if _done(rec, self.config) or key in in_flight or key in self.failed or key in self.direct:
+            if is_done(rec, self.config) or key in in_flight or key in self.failed or key in self.direct:
                 continue
             out.append((key, "repair" if rec is not None and rec.get("status") == "pending_repair" else "first"))
         return out
@@ -318,7 +319,7 @@ async def ajudge_batch(pairs: Sequence[Pair], *, model: str | None = None, promp
     key = api_key if api_key is not None else os.environ.get(key_env(model, api_key_env))
     api = batch_adapter(model, config, api_base=api_base, api_key=key)
     pairs = list(pairs)
-    units = _units(pairs, model, prompt_obj, config)
+    units = make_units(pairs, model, prompt_obj, config)
     db, owned = _open_store(store)
     run = _BatchRun(model, prompt_obj, db, config, api, batch_size=batch_size, max_rounds=max_rounds,
                     fallback=fallback, on_poll=on_poll)
@@ -395,11 +396,11 @@ def _result(pairs, units, run: _BatchRun, model, prompt_obj, config, stopped, di
     for unit in units:
         if (unit.pairs[0].query_id, unit.pairs[0].doc_id) in direct_ids:
             continue
-        if all(_done(unit.records.get(i), config) for i in range(config.samples)):
-            judgments.extend(_fan_out(unit, _aggregate(unit, model, prompt_obj, config.samples, not unit.paid_now)))
+        if all(is_done(unit.records.get(i), config) for i in range(config.samples)):
+            judgments.extend(fan_out(unit, aggregate(unit, model, prompt_obj, config.samples, not unit.paid_now)))
         elif any(k in run.failed for k in unit.keys):
             unit.failed = "; ".join(sorted({run.errors[k] for k in unit.keys if k in run.errors}))[:300]
-            judgments.extend(_fan_out(unit, _aggregate(unit, model, prompt_obj, config.samples, False)))
+            judgments.extend(fan_out(unit, aggregate(unit, model, prompt_obj, config.samples, False)))
         else:
             remaining.extend(unit.pairs)
     order = {(p.query_id, p.doc_id): n for n, p in enumerate(pairs)}
