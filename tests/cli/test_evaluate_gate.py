@@ -62,7 +62,10 @@ def test_gate_input_errors(tmp_path, capsys):
     (tmp_path / "ok.json").write_text(json.dumps({"aggregate": {"recall@5": 0.8}}))
     assert main(["gate", "--baseline", str(tmp_path / "bad.json"), "--current", str(tmp_path / "ok.json")]) == 2
     assert "bad.json:1: invalid JSON" in capsys.readouterr().err
-    assert main(["gate", "--baseline", str(tmp_path / "ok.json"), "--current", str(tmp_path / "ok.json")]) == 0
+    # a report that does not record how it was computed cannot be gated (issue 14): it used to pass
+    assert main(["gate", "--baseline", str(tmp_path / "ok.json"), "--current", str(tmp_path / "ok.json")]) == 2
+    err = capsys.readouterr().err
+    assert "ok.json" in err and "records no labels" in err and len(err.strip().splitlines()) == 1
     assert main(["gate", "--baseline", str(tmp_path / "ok.json"), "--current", str(tmp_path / "missing.json")]) == 2
 
 

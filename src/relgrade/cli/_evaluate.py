@@ -7,21 +7,9 @@ from pathlib import Path
 
 import click
 
-K_HELP = "Cutoff for the default metrics (repeatable). Default: 5 and 10."
-METRIC_HELP = "Metric to compute (repeatable): recall@k, precision@k, mrr, mrr@k, ndcg@k, ndcg, frac_recall@k."
-
-
-def _parse_metrics(metrics) -> list:
-    from relgrade._errors import InputError
-    from relgrade.metrics import parse_metric
-
-    out = []
-    for name in metrics:
-        try:
-            out.append(parse_metric(name))
-        except InputError as exc:
-            raise InputError(f"--metric {name}: {exc}") from None
-    return out
+K_HELP = "Cutoff of the default metrics (repeatable; default 5 and 10). With --metric, put the cutoff in the name."
+METRIC_HELP = ("Metric to compute (repeatable or comma-separated): recall@k, precision@k, mrr, mrr@k, ndcg@k, ndcg, "
+               "frac_recall@k. Default: recall, precision, ndcg at each --k, and mrr.")
 
 
 def _load(run_path: str, qrels_path: str):
@@ -31,14 +19,17 @@ def _load(run_path: str, qrels_path: str):
 
 
 def _common(f):
+    from relgrade.metrics._settings import DEFAULT_N_BOOT, DEFAULT_NO_ANSWER, NO_ANSWER_HELP, NO_ANSWER_MODES
+
     options = [
         click.option("--k", "ks", type=int, multiple=True, help=K_HELP),
         click.option("--metric", "metrics", multiple=True, help=METRIC_HELP),
         click.option("--rel-threshold", type=int, default=1, show_default=True,
                      help="A doc is relevant when its grade is at least this (trec_eval -l)."),
-        click.option("--no-answer", type=click.Choice(["exclude", "zero"]), default="exclude", show_default=True,
-                     help="Queries with no relevant doc: report apart (exclude) or count as 0 like trec_eval (zero)."),
-        click.option("--n-boot", type=int, default=1000, show_default=True, help="Bootstrap resamples for the 95% CIs."),
+        click.option("--no-answer", type=click.Choice(NO_ANSWER_MODES), default=DEFAULT_NO_ANSWER, show_default=True,
+                     help=NO_ANSWER_HELP),
+        click.option("--n-boot", type=int, default=DEFAULT_N_BOOT, show_default=True,
+                     help="Bootstrap resamples for the 95% CIs (>= 1)."),
         click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."),
     ]
     for option in reversed(options):
@@ -57,12 +48,16 @@ def evaluate(run_path, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot
     """Score a run against qrels or a golden set: recall@k, precision@k, MRR, nDCG@k with 95% CIs."""
     from relgrade.metrics import evaluate as run_evaluate
 
-    metrics = _parse_metrics(metrics)
+    from relgrade.metrics import parse_metrics
+    from relgrade.metrics._settings import check_n_boot
+
+    chosen = parse_metrics(metrics, ks)
+    check_n_boot(n_boot)
     qrels, run = _load(run_path, qrels_path)
     hybrid = _hybrid_labels(qrels_path, run)
     if hybrid is not None:
         qrels = hybrid.to_qrels()
-    report = run_evaluate(qrels, run, metrics or None, k=ks or None, rel_threshold=rel_threshold,
+    report = run_evaluate(qrels, run, chosen, rel_threshold=rel_threshold,
                           no_answer=no_answer, n_boot=n_boot, seed=seed)
     click.echo(f"run {run_path} vs {qrels_path}: {report.n_queries} queries")
     click.echo(report.table())
@@ -111,7 +106,10 @@ def _print_notes(report, show_failures: int) -> None:
     if report.ignored_queries:
         click.echo(f"{len(report.ignored_queries)} run queries not in the qrels were ignored")
     if report.no_answer:
-        click.echo(f"{len(report.no_answer)} no-answer queries (no relevant doc) reported apart, not in the means:")
+        n = len(report.no_answer)
+        where = ("counted as 0 in the means (--no-answer zero)" if report.settings.get("no_answer") == "zero"
+                 else "reported apart, not in the means (--no-answer exclude)")
+        click.echo(f"{n} no-answer {'query' if n == 1 else 'queries'} (no relevant doc) {where}:")
         for row in report.no_answer[:show_failures]:
             score = "" if row["top_score"] is None else f" (score {row['top_score']:.3g})"
             click.echo(f"  {row['query_id']}: top {row['top_doc']}{score}  {row['query'] or ''}")
@@ -148,10 +146,14 @@ def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_b
     from relgrade.metrics import compare as run_compare
     from relgrade.metrics import evaluate as run_evaluate
 
-    metrics = _parse_metrics(metrics)
+    from relgrade.metrics import parse_metrics
+    from relgrade.metrics._settings import check_n_boot
+
+    chosen = parse_metrics(metrics, ks)
+    check_n_boot(n_boot)
     qrels = read_qrels(qrels_path)
     reports = [
-        run_evaluate(qrels, read_run(path), metrics or None, k=ks or None, rel_threshold=rel_threshold,
+        run_evaluate(qrels, read_run(path), chosen, rel_threshold=rel_threshold,
                      no_answer=no_answer, n_boot=n_boot, seed=seed)
         for path in (run_a, run_b)
     ]
