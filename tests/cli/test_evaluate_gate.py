@@ -78,3 +78,20 @@ def test_compare_command(tmp_path, capsys):
     data = json.loads((tmp_path / "c.json").read_text())
     assert data["metrics"]["recall@5"]["diff"] == 0.4
     assert data["metrics"]["recall@5"]["p_value"] < 0.01
+    assert data["settings"]["no_answer"] == "exclude" and data["settings"]["queries"]["n"] == 20
+    assert len(data["settings"]["labels"]["sha256"]) == 64
+
+
+def test_compare_table_columns_are_separated(tmp_path, capsys):
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    write_run(tmp_path / "a.txt", 18)
+    write_run(tmp_path / "b.txt", 18)  # identical runs: CI [+0.0000, +0.0000] and p 1.0000 used to run together
+    assert main(["compare", "--run-a", str(tmp_path / "a.txt"), "--run-b", str(tmp_path / "b.txt"),
+                 "--qrels", str(tmp_path / "qrels.txt"), "--metric", "recall@5,mrr"]) == 0
+    lines = capsys.readouterr().out.splitlines()[2:]
+    head, rows = lines[0], lines[1:]
+    assert [r.split()[0] for r in rows] == ["recall@5", "mrr"]
+    for row in rows:
+        assert "]1.0000" not in row and row.split("]")[1].split() == ["1.0000"]
+        assert row.index("[") == head.index("95% CI")  # the CI column starts under its header
+        assert row.rindex("1.0000") == head.index("p (paired")  # and so does the p column

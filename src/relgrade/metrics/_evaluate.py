@@ -230,7 +230,7 @@ class Comparison:
         rows = [(name, f"{d.a:.4f}", f"{d.b:.4f}", f"{d.diff:+.4f}",
                  "n/a" if d.ci95 is None else f"[{d.ci95[0]:+.4f}, {d.ci95[1]:+.4f}]", f"{d.p_value:.4f}")
                 for name, d in self.differences.items()]
-        return text_table(head, rows, align="<>>><>")
+        return text_table(head, rows, align="<>>><<")
 
 
 def text_table(head: Sequence[str], rows: Sequence[Sequence[str]], align: str) -> str:
