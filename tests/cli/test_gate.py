@@ -184,3 +184,11 @@ def test_unknown_gate_metric_lists_known_ones(reports, capsys):
     assert gate("--baseline", reports["base"], "--current", reports["same"], "--metric", "recal@5") == 2
     err = capsys.readouterr().err
     assert "--metric recal@5" in err and "known: recall@k" in err
+
+
+def test_deeply_nested_report_is_one_line(reports, tmp_path, capsys):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert gate("--baseline", reports["base"], "--current", deep) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "deep.json" in err

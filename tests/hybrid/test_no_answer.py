@@ -191,3 +191,16 @@ def test_n_boot_below_one_exits_2_everywhere(files, tmp_path, capsys, value):
         assert main([*argv, "--n-boot", value]) == 2
         err = capsys.readouterr().err.strip()
         assert err == f"relgrade: error: --n-boot must be a whole number >= 1 (e.g. 1000), got {value}"
+
+
+def test_estimate_table_columns_are_separated(world):
+    import re
+
+    truth, human, judge, _, runs = world
+    table = estimate(Run.from_dict(runs["b"]), human, judge, METRICS).table().splitlines()
+    assert "(--no-answer exclude)" in table[0]
+    head, rows = table[1], table[2:2 + len(METRICS)]
+    for row in rows:
+        cells = re.split(r"\s{2,}", row.strip())
+        assert len(cells) == 8 and cells[2].startswith("[") and cells[4].startswith("[")
+        assert row.index("[") == head.index("95% CI")

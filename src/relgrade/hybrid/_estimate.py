@@ -112,19 +112,22 @@ class EstimateReport:
         }
 
     def table(self) -> str:
+        from relgrade.metrics._evaluate import text_table
+
         n, N = len(self.labeled), len(self.labeled) + len(self.unlabeled)
-        lines = [f"{n} human-labeled queries of {N}; 95% intervals",
-                 f"{'metric':<14}{'PPI++':>8}  {'95% CI':<18}{'human':>8}  {'95% CI':<18}{'judge':>8}"
-                 f"{'width':>8}  judge worth"]
+        rule = self.settings.get("no_answer")
+        scope = ("; means over the queries with a relevant document (--no-answer exclude)" if rule == "exclude"
+                 else "; every query counts (--no-answer zero)" if rule == "zero" else "")
+        head = ("metric", "PPI++", "95% CI", "human", "95% CI", "judge", "width", "judge worth")
+        rows = []
         for name, e in self.estimates.items():
             ratio = "" if e.width_ratio is None else f"{e.width_ratio:.2f}"
             worth = "n/a" if e.effective_n is None else f"{e.effective_n:.0f} queries (x{e.effective_n / n:.2f})"
-            lines.append(f"{name:<14}{e.ppi:>8.4f}  [{e.ppi_ci95[0]:.4f}, {e.ppi_ci95[1]:.4f}]  "
-                         f"{e.human_only:>6.4f}  [{e.human_ci95[0]:.4f}, {e.human_ci95[1]:.4f}]  "
-                         f"{e.judge_only:>6.4f}{ratio:>8}  {worth}")
-        lines.append("width = PPI width / human-only width; judge worth = n * width^-2 labeled queries "
-                     "(the labeled queries the human-only interval would need to be as narrow)")
-        return "\n".join(lines)
+            rows.append((name, f"{e.ppi:.4f}", f"[{e.ppi_ci95[0]:.4f}, {e.ppi_ci95[1]:.4f}]", f"{e.human_only:.4f}",
+                         f"[{e.human_ci95[0]:.4f}, {e.human_ci95[1]:.4f}]", f"{e.judge_only:.4f}", ratio, worth))
+        return "\n".join([f"{n} human-labeled queries of {N}; 95% intervals{scope}", text_table(head, rows, "<><><>><"),
+                          "width = PPI width / human-only width; judge worth = n * width^-2 labeled queries "
+                          "(the labeled queries the human-only interval would need to be as narrow)"])
 
 
 def _as_qrels(labels, what: str) -> Qrels:
