@@ -219,25 +219,31 @@ def gate(
     metrics: Sequence[str] | None = None,
     max_drop: float = DEFAULT_MAX_DROP,
     beyond_ci: bool = False,
+    names: Sequence[str] | None = None,
 ) -> GateResult:
     """Gate ``current`` against ``baseline`` (paths, report dicts, or ``EvalReport``/``EstimateReport`` objects).
 
-    ``metrics`` default to recall@5 (the guide's gate). See the module docstring for the rule and for
-    what is refused (:class:`~relgrade.InputError`) rather than passed.
+    ``metrics`` default to recall@5 (the guide's gate). ``names`` (two strings, e.g. run names) are how
+    messages call the two reports; default: their paths, else "baseline" and "current". See the module
+    docstring for the rule and for what is refused (:class:`~relgrade.InputError`) rather than passed.
     """
     from relgrade.metrics._measures import parse_metrics
 
     if isinstance(max_drop, bool) or not isinstance(max_drop, (int, float)) or not math.isfinite(max_drop) or max_drop < 0:
         raise InputError(f"--max-drop must be a finite number >= 0 (e.g. {DEFAULT_MAX_DROP}), got {max_drop!r}")
-    names = [m.name for m in parse_metrics(metrics or DEFAULT_GATE_METRICS, option="--metric")]
+    keys = [m.name for m in parse_metrics(metrics or DEFAULT_GATE_METRICS, option="--metric")]
+    if names is not None and (isinstance(names, str) or len(names) != 2):
+        raise InputError(f"names must be two strings (baseline, current), got {names!r}")
     base, base_name = _as_report(baseline, "baseline")
     cur, cur_name = _as_report(current, "current")
+    if names is not None:
+        base_name, cur_name = map(str, names)
     settings = check_comparable(base, cur, base_name, cur_name)
     leaks = report_leaks(cur, cur_name)
     report_leaks(base, base_name)  # malformed leaks are an error on either side
 
     rows, reasons = [], []
-    for key in names:
+    for key in keys:
         b, c = metric_value(base, key, base_name), metric_value(cur, key, cur_name)
         bound = metric_upper(cur, key, cur_name) if beyond_ci else c
         drop = b - bound

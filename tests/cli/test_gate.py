@@ -192,3 +192,15 @@ def test_deeply_nested_report_is_one_line(reports, tmp_path, capsys):
     assert gate("--baseline", reports["base"], "--current", deep) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "deep.json" in err
+
+
+def test_settings_record_the_labels_file_and_names_in_messages(tmp_path, reports):
+    import hashlib
+
+    data = json.loads(reports["base"].read_text())
+    labels = data["settings"]["labels"]
+    assert labels["file_sha256"] == hashlib.sha256((tmp_path / "qrels.txt").read_bytes()).hexdigest()
+    assert labels["n_queries"] == 21 and labels["n_labels"] == 41
+    assert data["settings"]["queries"]["n"] == 20  # q20 has no relevant doc: excluded by default
+    result = relgrade.gate(reports["base"], reports["worse"], names=("bm25", "tfidf"))
+    assert (result.baseline, result.current) == ("bm25", "tfidf")

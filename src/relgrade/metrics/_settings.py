@@ -2,9 +2,10 @@
 
 Every report (``evaluate``, ``estimate``, ``compare``) writes a ``settings`` object holding:
 
-* ``labels``: the labels the metric values are defined by (``{"sha256", "path", "n_queries", "n_labels"}``).
-  The hash is over the labels' *content* (sorted ``query, doc, grade`` lines and the forbidden
-  documents), so the same labels in another file format hash alike and a changed grade does not;
+* ``labels``: the labels the metric values are defined by (``{"sha256", "path", "file_sha256", "n_queries",
+  "n_labels"}``). ``sha256`` is over the labels' *content* (sorted ``query, doc, grade`` lines, the
+  forbidden documents and the declared queries), so the same labels in another file format hash alike
+  and a changed grade does not; ``file_sha256`` is the file's bytes, kept for the record;
 * ``queries``: the queries in the means (``{"n", "sha256"}`` of their sorted ids);
 * ``rel_threshold``, ``no_answer`` and ``metrics`` (names with their cutoffs).
 
@@ -22,6 +23,7 @@ import hashlib
 import math
 import numbers
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
@@ -76,8 +78,23 @@ def labels_fingerprint(qrels: Any) -> dict[str, Any]:
     lines = [f"L\t{q}\t{d}\t{int(g)}" for q, docs in labels.items() for d, g in docs.items()]
     lines += [f"F\t{q}\t{d}" for q, docs in forbidden.items() for d in docs]
     lines += [f"T\t{q}" for q in topics]
-    return {"sha256": _sha(sorted(lines)), "path": getattr(qrels, "source", None), "n_queries": len(topics),
+    source = getattr(qrels, "source", None)
+    return {"sha256": _sha(sorted(lines)), "path": source, "file_sha256": _file_sha(source), "n_queries": len(topics),
             "n_labels": sum(len(d) for d in labels.values())}
+
+
+def _file_sha(path: Any) -> str | None:
+    """SHA-256 of the labels file's bytes (recorded for the record; the content hash decides)."""
+    if not isinstance(path, (str, Path)):
+        return None
+    try:
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        return h.hexdigest()
+    except (OSError, ValueError):
+        return None
 
 
 def queries_fingerprint(query_ids: Iterable[str]) -> dict[str, Any]:
