@@ -129,7 +129,8 @@ def evaluate(
     settings = {
         "kind": "evaluate", "metrics": [m.name for m in chosen], "rel_threshold": rel_threshold,
         "no_answer": no_answer, "labels": labels_fingerprint(qrels), "queries": queries_fingerprint(per_query),
-        "failure_k": failure_k, "leak_k": cut, "n_boot": n_boot if ci else None, "seed": seed, "run": run.name,
+        "failure_k": failure_k, "leak_k": cut, "forbidden": {"n_docs": sum(map(len, qrels.forbidden.values()))},
+        "n_boot": n_boot if ci else None, "seed": seed, "run": run.name,
         "qrels": qrels.source,
     }
     return EvalReport(aggregate, per_query, failures, leaks, no_answers, missing, list(ranked.ignored_queries), settings)
