@@ -95,3 +95,18 @@ def test_compare_table_columns_are_separated(tmp_path, capsys):
         assert "]1.0000" not in row and row.split("]")[1].split() == ["1.0000"]
         assert row.index("[") == head.index("95% CI")  # the CI column starts under its header
         assert row.rindex("1.0000") == head.index("p (paired")  # and so does the p column
+
+
+def test_evaluate_counts_are_singular_or_plural(tmp_path, capsys):
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(json.dumps({"query_id": "t1", "query": "globex terms", "relevant_doc_ids": ["globex_terms"],
+                                  "forbidden_doc_ids": ["acme_addendum"]}) + "\n"
+                      + json.dumps({"query_id": "t2", "query": "nothing", "relevant_doc_ids": []}) + "\n")
+    (tmp_path / "run.jsonl").write_text(
+        json.dumps({"query_id": "t1", "results": [{"doc_id": "x"}, {"doc_id": "acme_addendum"}]}) + "\n"
+        + json.dumps({"query_id": "t2", "results": [{"doc_id": "y"}]}) + "\n")
+    assert main(["evaluate", "--run", str(tmp_path / "run.jsonl"), "--qrels", str(golden), "--metric", "recall@5"]) == 0
+    out = capsys.readouterr().out
+    assert "1 no-answer query (no relevant doc) reported apart" in out
+    assert "1 failed query (no relevant doc in the top 5)" in out
+    assert "LEAKS: 1 forbidden document retrieved in the top 5" in out

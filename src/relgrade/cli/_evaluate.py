@@ -99,28 +99,34 @@ def _provenance(hybrid, qrels, run, report) -> dict:
     }
 
 
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def _print_notes(report, show_failures: int) -> None:
     if report.missing_queries:
-        click.echo(f"{len(report.missing_queries)} queries missing from the run scored 0: {', '.join(report.missing_queries[:5])}"
-                   + (" ..." if len(report.missing_queries) > 5 else ""))
+        click.echo(f"{_count(len(report.missing_queries), 'query', 'queries')} missing from the run scored 0: "
+                   f"{', '.join(report.missing_queries[:5])}" + (" ..." if len(report.missing_queries) > 5 else ""))
     if report.ignored_queries:
-        click.echo(f"{len(report.ignored_queries)} run queries not in the qrels were ignored")
+        click.echo(f"{_count(len(report.ignored_queries), 'run query', 'run queries')} not in the qrels ignored")
     if report.no_answer:
-        n = len(report.no_answer)
         where = ("counted as 0 in the means (--no-answer zero)" if report.settings.get("no_answer") == "zero"
                  else "reported apart, not in the means (--no-answer exclude)")
-        click.echo(f"{n} no-answer {'query' if n == 1 else 'queries'} (no relevant doc) {where}:")
+        click.echo(f"{_count(len(report.no_answer), 'no-answer query', 'no-answer queries')} (no relevant doc) {where}:")
         for row in report.no_answer[:show_failures]:
             score = "" if row["top_score"] is None else f" (score {row['top_score']:.3g})"
-            click.echo(f"  {row['query_id']}: top {row['top_doc']}{score}  {row['query'] or ''}")
+            top = "nothing retrieved" if row["top_doc"] is None else f"top {row['top_doc']}{score}"
+            click.echo(f"  {row['query_id']}: {top}  {row['query'] or ''}".rstrip())
     if report.failures:
         k = report.settings["failure_k"]
-        click.echo(f"{len(report.failures)} failed queries (no relevant doc in the top {k}):")
+        click.echo(f"{_count(len(report.failures), 'failed query', 'failed queries')} (no relevant doc in the top {k}):")
         for row in report.failures[:show_failures]:
-            click.echo(f"  {row['query_id']}: {row['query'] or ''}")
+            click.echo(f"  {row['query_id']}: {row['query'] or ''}".rstrip())
             click.echo(f"    expected {row['expected'][:5]}  got {row['got']}")
     if report.leaks:
-        click.echo(f"LEAKS: {len(report.leaks)} forbidden documents retrieved in the top {report.settings['leak_k']}:")
+        n = len(report.leaks)
+        click.echo(f"LEAKS: {n} forbidden {'document' if n == 1 else 'documents'} retrieved in the top "
+                   f"{report.settings['leak_k']}:")
         for row in report.leaks[:show_failures]:
             click.echo(f"  {row['query_id']}: {row['doc_id']} at rank {row['rank']}")
 
