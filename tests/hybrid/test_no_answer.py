@@ -204,3 +204,22 @@ def test_estimate_table_columns_are_separated(world):
         cells = re.split(r"\s{2,}", row.strip())
         assert len(cells) == 8 and cells[2].startswith("[") and cells[4].startswith("[")
         assert row.index("[") == head.index("95% CI")
+
+
+def test_crossfit_estimate_follows_the_rule(sparse):
+    """With cross-fitted judge grades, answerability on the judge side comes from the fold mappings too."""
+    from relgrade.calibration import crossfit_mapping
+
+    truth, human, judge, _, runs = sparse
+    run = Run.from_dict(runs["b"])
+    # a lenient judge: every grade one higher, so the no-answer queries look answerable to it
+    lenient = {q: {d: min(3, g + 1) for d, g in docs.items()} for q, docs in judge.items()}
+    cf = crossfit_mapping(lenient, human, n_splits=3, n_boot=50)
+    excl = estimate(run, human, lenient, ["ndcg@5"], crossfit=cf)
+    zero = estimate(run, human, lenient, ["ndcg@5"], crossfit=cf, no_answer="zero")
+    e = excl.estimates["ndcg@5"]
+    assert e.ppi_ci95[0] <= e.ppi <= e.ppi_ci95[1]
+    assert e.ppi > zero.estimates["ndcg@5"].ppi  # three labeled no-answer queries leave the mean
+    assert excl.settings["crossfit"] is True
+    assert e.human_only == pytest.approx(np.mean([v["ndcg@5"] for q, v in excl.per_query["human"].items()
+                                                  if q not in EMPTY]))
