@@ -223,3 +223,22 @@ def test_crossfit_estimate_follows_the_rule(sparse):
     assert excl.settings["crossfit"] is True
     assert e.human_only == pytest.approx(np.mean([v["ndcg@5"] for q, v in excl.per_query["human"].items()
                                                   if q not in EMPTY]))
+
+
+def test_a_lucky_sample_never_gives_a_zero_width_ratio_interval():
+    """Every labeled answerable query hits (recall 1), two labeled queries have no answer: not a point."""
+    from relgrade.hybrid._estimate import wilson
+
+    A = np.array([1.0] * 28 + [0.0, 0.0])
+    Y = A[:, None].copy()
+    Yh, Ah = Y.copy(), A.copy()
+    Yu, Au = np.ones((26, 1)), np.ones(26)
+    res = ratio_means(Y, A, Yh, Ah, Yu, Au)
+    assert res.value[0] == 1.0
+    assert res.lo[0] == pytest.approx(wilson(1.0, 28)[0]) and res.hi[0] == pytest.approx(1.0)
+    assert 0.85 < res.lo[0] < 0.9  # Wilson 95% for 28 of 28: [0.879, 1]
+    assert "Wilson" in res.notes[0]
+    # oracle: statsmodels' Wilson interval
+    proportion_confint = pytest.importorskip("statsmodels.stats.proportion").proportion_confint
+    for k, n in ((28, 28), (0, 12), (7, 10), (1, 3)):
+        assert wilson(k / n, n) == pytest.approx(proportion_confint(k, n, method="wilson"), abs=1e-12)

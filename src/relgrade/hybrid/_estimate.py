@@ -189,9 +189,32 @@ def ratio_means(Y, A, Yhat, Ahat, Yhat_u, Ahat_u, *, alpha: float = 0.05,
         pos = side(at(mid)) > 0
         a, b = np.where(pos, mid, a), np.where(pos, b, mid)
     root = np.where(np.isnan(fixed), (a + b) / 2, fixed)
-    value, lo, hi = root[:m], root[m:2 * m], root[2 * m:]
-    notes = at(np.tile(value, 3)).notes[:m]
-    return Means(value, np.minimum(lo, value), np.maximum(hi, value), notes)
+    value, lo, hi = root[:m], np.minimum(root[m:2 * m], root[:m]), np.maximum(root[2 * m:], root[:m])
+    notes = list(at(np.tile(value, 3)).notes[:m])
+    answered = A[:, 0] > 0
+    if tuple(bounds) == (0.0, 1.0) and answered.any():
+        for j in np.flatnonzero(hi - lo <= 1e-12):
+            # a lucky sample, not a constant metric: every labeled answerable query scores the same
+            lo[j], hi[j] = wilson(float(Y[answered, j].mean()), int(answered.sum()), alpha)
+            notes[j] = (f"every labeled query with a relevant document scores {Y[answered, j].mean():g}, which "
+                        "would give a zero-width interval: Wilson score interval on those "
+                        f"{int(answered.sum())} queries instead (conservative: the judge is not used for it)")
+    return Means(value, lo, hi, tuple(notes))
+
+
+def wilson(p: float, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """Wilson score interval (Wilson 1927) of a proportion ``p`` from ``n`` values in [0, 1]: never zero width.
+
+    ``(p + z²/2n ± z sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)``; for a mean of values bounded in [0, 1]
+    it is conservative at a given mean, as the Bernoulli has the largest variance there.
+    """
+    from scipy.stats import norm
+
+    z = float(norm.ppf(1 - alpha / 2))
+    d = 1 + z * z / n
+    center = (p + z * z / (2 * n)) / d
+    half = z / d * np.sqrt(max(p * (1 - p), 0.0) / n + z * z / (4 * n * n))
+    return max(0.0, center - half), min(1.0, center + half)
 
 
 def estimate(
