@@ -23,7 +23,9 @@ with the no-answer rule of every other command (:data:`relgrade.metrics.DEFAULT_
   Fieller's interval for a ratio of means), found by bisection on [0, 1]. At the true ``theta``,
   ``E[Z_theta] = 0``, so the interval keeps the PPI++ interval's coverage. The human-only value is
   the mean over the labeled queries with a relevant document, the judge-only value the mean over the
-  queries with one under judge labels.
+  queries with one under judge labels. When every labeled query with a relevant document scores the
+  same (a lucky sample, e.g. recall 1 on all of them), the inversion would give a zero-width
+  interval; the Wilson score interval on those queries replaces it (conservative, noted).
 
 The interval is valid only when the labeled queries are a random sample of all queries
 (``relgrade sample`` draws one); a hand-picked subset is not.
