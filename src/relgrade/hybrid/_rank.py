@@ -34,7 +34,7 @@ from relgrade._errors import InputError
 from relgrade.io import Run
 from relgrade.metrics import Metric, paired_difference, parse_metric
 from relgrade.metrics._evaluate import no_shared_queries
-from relgrade.metrics._settings import DEFAULT_NO_ANSWER, check_no_answer, check_rel_threshold
+from relgrade.metrics._settings import DEFAULT_NO_ANSWER, check_n_boot, check_no_answer, check_rel_threshold
 from relgrade.hybrid._estimate import _as_qrels, answerable, per_query_values, ratio_means, split_queries
 from relgrade.hybrid._ppi import ppi_means, ppi_module, ppi_pvalues
 
@@ -159,6 +159,7 @@ def rank_systems(
         raise InputError(f"ranking systems needs at least 2 runs, got {len(runs)}")
     metric = parse_metric(metric)
     check_no_answer(no_answer)
+    check_n_boot(n_boot)
     rel_threshold = check_rel_threshold(rel_threshold)
     human_q, judge_q = _as_qrels(human, "human"), _as_qrels(judge, "judge")
     labeled, unlabeled = split_queries(human_q, judge_q)

@@ -20,7 +20,6 @@ every command: ``exclude`` reports them apart and keeps them out of the means (t
 from __future__ import annotations
 
 import hashlib
-import math
 import numbers
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -133,7 +132,3 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str, s
         if _key(a, name) != _key(b, name):
             out.append((f"{label} {_show(a, name)} vs {_show(b, name)}", fix))
     return out
-
-
-def finite_number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
