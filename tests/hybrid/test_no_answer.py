@@ -235,10 +235,25 @@ def test_a_lucky_sample_never_gives_a_zero_width_ratio_interval():
     Yu, Au = np.ones((26, 1)), np.ones(26)
     res = ratio_means(Y, A, Yh, Ah, Yu, Au)
     assert res.value[0] == 1.0
-    assert res.lo[0] == pytest.approx(wilson(1.0, 28)[0]) and res.hi[0] == pytest.approx(1.0)
+    assert res.lo[0] == pytest.approx(wilson(1.0, 28)[0]) and res.hi[0] == 1.0  # exactly: value <= hi
     assert 0.85 < res.lo[0] < 0.9  # Wilson 95% for 28 of 28: [0.879, 1]
     assert "Wilson" in res.notes[0]
     # oracle: statsmodels' Wilson interval
     proportion_confint = pytest.importorskip("statsmodels.stats.proportion").proportion_confint
     for k, n in ((28, 28), (0, 12), (7, 10), (1, 3)):
         assert wilson(k / n, n) == pytest.approx(proportion_confint(k, n, method="wilson"), abs=1e-12)
+
+
+def test_a_ppi_value_outside_the_metric_range_is_reported_inside_it_with_a_note():
+    # the judge agrees with humans on q0-q1 (hit) and says hit on q2 too, and no hit on the 20 unlabeled
+    # queries: lam = 1 and PPI++ = mean(Yhat_u) + mean(Y - Yhat) = 0 + 0.2 - 0.3 = -0.1, which a metric
+    # cannot be (and the gate would refuse as malformed)
+    run = Run.from_dict({f"q{i}": {"d1": 1.0} for i in range(30)})
+    human = {f"q{i}": {"d1": 1 if i < 2 else 0, "d2": 1} for i in range(10)}
+    judge = {f"q{i}": {"d1": 1 if i < 3 else 0, "d2": 1} for i in range(30)}
+    raw = float(np.ravel(ppi_py.ppi_mean_pointestimate(np.r_[1.0, 1.0, [0.0] * 8], np.r_[[1.0] * 3, [0.0] * 7],
+                                                       np.zeros(20)))[0])
+    assert raw == pytest.approx(-0.1)
+    e = estimate(run, human, judge, ["recall@1"], no_answer="zero").estimates["recall@1"]
+    assert e.ppi == 0.0 and "outside [0, 1]" in e.note
+    assert e.ppi_ci95[0] == 0.0 < e.ppi_ci95[1]

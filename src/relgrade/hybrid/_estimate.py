@@ -197,7 +197,8 @@ def ratio_means(Y, A, Yhat, Ahat, Yhat_u, Ahat_u, *, alpha: float = 0.05,
     if tuple(bounds) == (0.0, 1.0) and answered.any():
         for j in np.flatnonzero(hi - lo <= 1e-12):
             # a lucky sample, not a constant metric: every labeled answerable query scores the same
-            lo[j], hi[j] = wilson(float(Y[answered, j].mean()), int(answered.sum()), alpha)
+            w_lo, w_hi = wilson(float(Y[answered, j].mean()), int(answered.sum()), alpha)
+            lo[j], hi[j] = min(w_lo, value[j]), max(w_hi, value[j])  # the estimate stays inside, also in floats
             notes[j] = (f"every labeled query with a relevant document scores {Y[answered, j].mean():g}, which "
                         "would give a zero-width interval: Wilson score interval on those "
                         f"{int(answered.sum())} queries instead (conservative: the judge is not used for it)")
@@ -216,7 +217,8 @@ def wilson(p: float, n: int, alpha: float = 0.05) -> tuple[float, float]:
     d = 1 + z * z / n
     center = (p + z * z / (2 * n)) / d
     half = z / d * np.sqrt(max(p * (1 - p), 0.0) / n + z * z / (4 * n * n))
-    return max(0.0, center - half), min(1.0, center + half)
+    lo, hi = max(0.0, center - half), min(1.0, center + half)
+    return (0.0 if p <= 0 else lo), (1.0 if p >= 1 else hi)  # exact ends where rounding would miss them
 
 
 def estimate(
@@ -321,10 +323,15 @@ def estimate(
         parts = [x for x in (ppi.notes[j], classical.notes[j]) if x]
         if hi - lo <= 0:
             parts.append("the PPI interval has zero width (the metric is constant): no effective sample size")
+        value = float(ppi.value[j])
+        if not 0.0 <= value <= 1.0:  # PPI's correction can step outside the metric's range
+            parts.append(f"the PPI++ estimate {value:.6g} lies outside [0, 1] and is reported as the nearest end")
+            value = min(1.0, max(0.0, value))
         note = "; ".join(parts) or None
         # every metric lies in [0, 1]: intersecting an interval with the parameter space keeps its coverage
         lo, hi, hlo, hhi = (min(1.0, max(0.0, v)) for v in (lo, hi, hlo, hhi))
-        out[metric.name] = MetricEstimate(metric.name, float(ppi.value[j]), (lo, hi), float(classical.value[j]),
+        lo, hi = min(lo, value), max(hi, value)
+        out[metric.name] = MetricEstimate(metric.name, value, (lo, hi), float(classical.value[j]),
                                           (hlo, hhi), n, float(judge_only[j]), len(population), eff,
                                           labels_per_query, note)
     per_query = {
