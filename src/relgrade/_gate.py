@@ -242,6 +242,12 @@ def gate(
     leaks = report_leaks(cur, cur_name)
     report_leaks(base, base_name)  # malformed leaks are an error on either side
 
+    alpha = cur["settings"].get("alpha", 0.05)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise InputError(f"settings 'alpha' is {alpha!r}, not a number in (0, 1); the report is malformed", path=cur_name)
+    if beyond_ci and alpha != 0.05:
+        raise InputError(f"--beyond-ci reads the 95% interval, but the report's intervals are {1 - alpha:.0%} "
+                         f"(--alpha {alpha}); re-run 'relgrade estimate' with --alpha 0.05", path=cur_name)
     rows, reasons = [], []
     for key in keys:
         b, c = metric_value(base, key, base_name), metric_value(cur, key, cur_name)

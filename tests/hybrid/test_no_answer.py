@@ -257,3 +257,20 @@ def test_a_ppi_value_outside_the_metric_range_is_reported_inside_it_with_a_note(
     e = estimate(run, human, judge, ["recall@1"], no_answer="zero").estimates["recall@1"]
     assert e.ppi == 0.0 and "outside [0, 1]" in e.note
     assert e.ppi_ci95[0] == 0.0 < e.ppi_ci95[1]
+
+
+def test_beyond_ci_refuses_an_interval_that_is_not_95_percent(files, tmp_path, capsys):
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(json.dumps({"query_id": "q0", "query": "q", "relevant_doc_ids": ["q0d0"]}) + "\n")
+    outs = {}
+    for alpha in ("0.05", "0.1"):
+        outs[alpha] = tmp_path / f"a{alpha}.json"
+        assert main(["estimate", "--run", str(files["run_a"]), "--human", str(files["human"]), "--judge",
+                     str(files["judge"]), "--metric", "ndcg@5", "--alpha", alpha, "--forbidden", str(golden),
+                     "--json", str(outs[alpha])]) == 0
+    capsys.readouterr()
+    assert main(["gate", "--baseline", str(outs["0.05"]), "--current", str(outs["0.1"]), "--metric", "ndcg@5",
+                 "--beyond-ci"]) == 2
+    assert "reads the 95% interval, but the report's intervals are 90% (--alpha 0.1)" in capsys.readouterr().err
+    # the point values do not depend on alpha: the plain gate compares them
+    assert main(["gate", "--baseline", str(outs["0.05"]), "--current", str(outs["0.1"]), "--metric", "ndcg@5"]) == 0
