@@ -12,7 +12,8 @@ PPI++ interval with ``beyond_ci``).
 Refused with :class:`~relgrade.InputError` (the CLI's exit 2), never passed: reports computed
 differently (labels, query set, relevance threshold or no-answer rule, see
 :mod:`relgrade.metrics._settings`), a ``max_drop`` that is not a finite number >= 0, a metric value
-or interval that is not finite or not in [0, 1], a malformed ``leaks`` list. A current report with
+or interval that is not finite or not in [0, 1], a malformed ``leaks`` list, and with ``beyond_ci`` a
+current report whose intervals are not 95% (``estimate --alpha``). A current report with
 no leak information at all fails the gate (exit 1): the tenant-leak guard is never silently off.
 """
 
