@@ -34,12 +34,17 @@ def _metrics(metrics):
     return out
 
 
-def _labels(human_path: str, judge_path: str, mapping_path: str | None):
-    from relgrade.hybrid import read_human_labels, read_judge_labels, read_mapping
+def _labels(human_path: str, judge_path: str, mapping_path: str | None, threshold: int, *, ppi: bool = False):
+    from relgrade.hybrid import on_common_scale, read_human_labels, read_judge_labels, read_mapping, require_random_sample
 
     mapping = read_mapping(mapping_path) if mapping_path else None
     human = read_human_labels(human_path)
+    if ppi:
+        require_random_sample(human, human_path)
     judge = read_judge_labels(judge_path, mapping=mapping)
+    human, judge, note = on_common_scale(human, judge, threshold=threshold)
+    if note:
+        click.echo(f"note: {note}")
     return _as_dict(human), _as_dict(judge.labels), judge, mapping
 
 
@@ -80,7 +85,7 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, mappi
     if ks and any(k < 1 for k in ks):
         raise InputError(f"--k must be a positive integer, got {min(ks)}")
     chosen = _metrics(metrics)
-    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path)
+    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path, rel_threshold, ppi=True)
     run = read_run(run_path)
     report = run_estimate(run, human, judge, chosen or None, k=ks or None, rel_threshold=rel_threshold, alpha=alpha)
     _mapping_note(jin, mapping)
@@ -109,9 +114,13 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, mappi
 @click.option("--mapping", "mapping_path", default=None, help=MAPPING_HELP)
 @click.option("--out", required=True, metavar="HYBRID.jsonl", help="Where to write the hybrid label set (stale labels go to OUT.stale.jsonl).")
 @click.option("--show-stale", type=int, default=5, show_default=True, help="How many stale labels to print.")
-def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, show_stale):
+@click.option("--threshold", type=int, default=2, show_default=True,
+              help="With a binary judge (details scale [0, 1]): human grades >= this count as relevant.")
+def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, show_stale, threshold):
     """Merge human and judge labels with provenance; human beats judge; stale labels set apart."""
-    from relgrade.hybrid import merge_labels, read_human_labels, read_judge_labels, read_mapping, write_hybrid
+    from relgrade.hybrid import (
+        merge_labels, on_common_scale, read_human_labels, read_judge_labels, read_mapping, write_hybrid,
+    )
 
     if not human_path and not judge_path:
         raise InputError("give --human, --judge or both")
@@ -120,6 +129,10 @@ def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, sh
     mapping = read_mapping(mapping_path) if mapping_path else None
     human = read_human_labels(human_path) if human_path else []
     jin = read_judge_labels(judge_path, mapping=mapping) if judge_path else None
+    if jin is not None:
+        human, jin, note = on_common_scale(human, jin, threshold=threshold)
+        if note:
+            click.echo(f"note: {note}")
     texts, missing_is_stale = None, False
     if corpus_path:
         from relgrade.io import read_corpus
@@ -167,7 +180,7 @@ def rank_systems(run_paths, human_path, judge_path, metrics, rel_threshold, mapp
     if n_boot < 1:
         raise InputError(f"--n-boot must be >= 1, got {n_boot}")
     chosen = _metrics(metrics) or _metrics(["ndcg@10"])
-    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path)
+    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path, rel_threshold)
     runs = {}
     stems = [Path(p).stem for p in run_paths]
     for path, stem in zip(run_paths, stems):
