@@ -34,12 +34,17 @@ def _forbidden(path: str | None):
     return read_qrels(path)
 
 
-def _labels(human_path: str, judge_path: str, mapping_path: str | None):
-    from relgrade.hybrid import read_human_labels, read_judge_labels, read_mapping
+def _labels(human_path: str, judge_path: str, mapping_path: str | None, threshold: int, *, ppi: bool = False):
+    from relgrade.hybrid import on_common_scale, read_human_labels, read_judge_labels, read_mapping, require_random_sample
 
     mapping = read_mapping(mapping_path) if mapping_path else None
     human = read_human_labels(human_path)
+    if ppi:
+        require_random_sample(human, human_path)
     judge = read_judge_labels(judge_path, mapping=mapping)
+    human, judge, note = on_common_scale(human, judge, threshold=threshold)
+    if note:
+        click.echo(f"note: {note}")
     return _as_dict(human), _as_dict(judge.labels), judge, mapping
 
 
@@ -86,7 +91,7 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, no_an
 
     chosen = parse_metrics(metrics, ks)
     forbidden = _forbidden(forbidden_path)
-    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path)
+    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path, rel_threshold, ppi=True)
     run = read_run(run_path)
     report = run_estimate(run, human, judge, chosen, rel_threshold=rel_threshold, no_answer=no_answer, alpha=alpha,
                           forbidden=forbidden)
@@ -124,9 +129,13 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, no_an
 @click.option("--mapping", "mapping_path", default=None, help=MAPPING_HELP)
 @click.option("--out", required=True, metavar="HYBRID.jsonl", help="Where to write the hybrid label set (stale labels go to OUT.stale.jsonl).")
 @click.option("--show-stale", type=int, default=5, show_default=True, help="How many stale labels to print.")
-def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, show_stale):
+@click.option("--threshold", type=int, default=2, show_default=True,
+              help="With a binary judge (details scale [0, 1]): human grades >= this count as relevant.")
+def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, show_stale, threshold):
     """Merge human and judge labels with provenance; human beats judge; stale labels set apart."""
-    from relgrade.hybrid import merge_labels, read_human_labels, read_judge_labels, read_mapping, write_hybrid
+    from relgrade.hybrid import (
+        merge_labels, on_common_scale, read_human_labels, read_judge_labels, read_mapping, write_hybrid,
+    )
 
     if not human_path and not judge_path:
         raise InputError("give --human, --judge or both")
@@ -135,6 +144,10 @@ def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, sh
     mapping = read_mapping(mapping_path) if mapping_path else None
     human = read_human_labels(human_path) if human_path else []
     jin = read_judge_labels(judge_path, mapping=mapping) if judge_path else None
+    if jin is not None:
+        human, jin, note = on_common_scale(human, jin, threshold=threshold)
+        if note:
+            click.echo(f"note: {note}")
     texts, missing_is_stale = None, False
     if corpus_path:
         from relgrade.io import read_corpus
@@ -187,7 +200,7 @@ def rank_systems(run_paths, human_path, judge_path, metrics, rel_threshold, no_a
         raise InputError(f"--run: ranking systems needs at least 2 runs, got {len(run_paths)}")
     check_n_boot(n_boot)
     chosen = parse_metrics(metrics or [DEFAULT_RANK_METRIC])
-    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path)
+    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path, rel_threshold)
     runs = {}
     stems = [Path(p).stem for p in run_paths]
     for path, stem in zip(run_paths, stems):
