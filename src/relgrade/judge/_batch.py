@@ -29,6 +29,7 @@ Cost is counted at batch prices: litellm's ``input_cost_per_token_batches`` /
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import threading
 import time
@@ -127,13 +128,13 @@ def batch_status(store: "str | Path | JudgmentStore | None" = None, *, model: st
 
 class _BatchRun:
     def __init__(self, model: str, prompt: Prompt, db: JudgmentStore, config: JudgeConfig, api, *,
-                 batch_size: int, max_rounds: int, fallback: str, on_poll):
+                 batch_size: int, max_rounds: int, fallback: str):
         self.model, self.prompt, self.db, self.config, self.api = model, prompt, db, config, api
         self.ledger = db.batch_ledger()
         self.engine = Engine(model, prompt, db, config, None, Budget(None, model), None)  # for _record/_put
         prices = batch_price_per_token(model)
         self.prices = None if prices is None else prices[:2]
-        self.batch_size, self.max_rounds, self.fallback, self.on_poll = batch_size, max_rounds, fallback, on_poll
+        self.batch_size, self.max_rounds, self.fallback = batch_size, max_rounds, fallback
         self.where: dict[str, tuple[Any, int]] = {}
         self.errors: dict[str, str] = {}
         self.rounds: Counter[str] = Counter()
@@ -178,7 +179,7 @@ class _BatchRun:
             out.append((key, "repair" if rec is not None and rec.get("status") == "pending_repair" else "first"))
         return out
 
-    def _affordable(self, todo: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], bool]:
+    def affordable(self, todo: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], bool]:
         """The requests that fit under ``max_cost`` (worst case: counted prompt + max_tokens at batch prices)."""
         if self.config.max_cost is None:
             return todo, False
@@ -314,15 +315,32 @@ async def ajudge_batch(pairs: Sequence[Pair], *, model: str | None = None, promp
     if fallback not in {"batch", "direct"}:
         raise InputError(f"--batch-fallback must be batch or direct, got {fallback!r}")
     model, prompt_obj = _resolve(model, prompt, max_grade)
-    import os
-
     key = api_key if api_key is not None else os.environ.get(key_env(model, api_key_env))
     api = batch_adapter(model, config, api_base=api_base, api_key=key)
     pairs = list(pairs)
     units = make_units(pairs, model, prompt_obj, config)
     db, owned = _open_store(store)
     run = _BatchRun(model, prompt_obj, db, config, api, batch_size=batch_size, max_rounds=max_rounds,
-                    fallback=fallback, on_poll=on_poll)
+                    fallback=fallback)
+    try:
+        stopped = await _loop(run, units, poll_interval, on_poll, stop_event)
+        direct_result = None
+        if run.direct:  # fallback="direct": the pairs of failed or expired batches, by direct calls
+            from relgrade.judge._judge import ajudge_pairs
+
+            direct_pairs = [p for u in units if any(k in run.direct for k in u.keys) for p in u.pairs]
+            direct_result = await ajudge_pairs(direct_pairs, model=model, prompt=prompt_obj, store=db, config=config,
+                                               api_base=api_base, api_key=key, max_grade=max_grade,
+                                               stop_event=stop_event)
+        return _result(pairs, units, run, model, prompt_obj, config, stopped, direct_result, db)
+    finally:
+        if owned:
+            db.close()
+
+
+async def _loop(run: _BatchRun, units, poll_interval: float, on_poll, stop_event) -> str | None:
+    """Submit, poll and collect until nothing is left in flight; returns ``stopped``."""
+    db, config = run.db, run.config
     stopped = None
     try:
         stored = db.get_many([k for u in units for k in u.keys])
@@ -341,7 +359,7 @@ async def ajudge_batch(pairs: Sequence[Pair], *, model: str | None = None, promp
             in_flight = {k for r in rows for k, _ in run.ledger.items(r.local_id).values()}
             todo = run.todo(in_flight)
             if todo and not over_budget and (stop_event is None or not stop_event.is_set()):
-                todo, over_budget = run._affordable(todo)
+                todo, over_budget = run.affordable(todo)
                 if todo:
                     await run.submit(todo)
                     rows = run.rows()
@@ -367,22 +385,8 @@ async def ajudge_batch(pairs: Sequence[Pair], *, model: str | None = None, promp
         if over_budget and stopped is None:
             stopped = "max_cost"
     finally:
-        await api.aclose()
-        if owned and not run.direct:
-            db.close()
-    direct_result = None
-    try:
-        if run.direct:
-            from relgrade.judge._judge import ajudge_pairs
-
-            direct_pairs = [p for u in units if any(k in run.direct for k in u.keys) for p in u.pairs]
-            direct_result = await ajudge_pairs(direct_pairs, model=model, prompt=prompt_obj, store=db, config=config,
-                                               api_base=api_base, api_key=key, max_grade=max_grade,
-                                               stop_event=stop_event)
-    finally:
-        if owned and run.direct:
-            db.close()
-    return _result(pairs, units, run, model, prompt_obj, config, stopped, direct_result, db)
+        await run.api.aclose()
+    return stopped
 
 
 def _result(pairs, units, run: _BatchRun, model, prompt_obj, config, stopped, direct, db) -> JudgeResult:
