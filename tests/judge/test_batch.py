@@ -155,7 +155,7 @@ def test_crash_between_create_and_ledger_write_adopts_the_batch(tmp_path):
         async def half_submit():
             api = batch_adapter(MODEL, config, api_base=server.base_url, api_key="sk-fake")
             db = JudgmentStore(store)
-            run = _BatchRun(MODEL, prompt, db, config, api, batch_size=100, max_rounds=3, fallback="batch", on_poll=None)
+            run = _BatchRun(MODEL, prompt, db, config, api, batch_size=100, max_rounds=3, fallback="batch")
             for unit in make_units(pairs, MODEL, prompt, config):
                 run.where[unit.keys[0]] = (unit, 0)
             todo = run.todo(set())
