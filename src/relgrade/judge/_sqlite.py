@@ -41,7 +41,11 @@ class SQLiteStore(JudgmentStore):
                              path=self.path)
         try:
             if readonly:
-                self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0,
+                # A dry run writes nothing: with no WAL file beside it (no writer now, closed cleanly) the file is
+                # read as immutable, which creates no -wal/-shm files; else read-only beside the live writer.
+                wal = Path(f"{self.path}-wal")
+                mode = "mode=ro" if wal.exists() and wal.stat().st_size else "mode=ro&immutable=1"
+                self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?{mode}", uri=True, timeout=30.0,
                                            isolation_level=None)
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
