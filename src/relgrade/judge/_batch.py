@@ -46,12 +46,12 @@ from relgrade.judge._call import Answer, import_litellm, key_env, price_per_toke
 from relgrade.judge._config import JudgeConfig
 from relgrade.judge._budget import Budget
 from relgrade.judge._engine import _REPAIR, Engine, aggregate, fan_out, is_done, make_units
-from relgrade.judge._judge import _open_store, _resolve
+from relgrade.judge._judge import _resolve
 from relgrade.judge._results import JudgeResult, Judgment
 from relgrade.judge._parse import parse_answer
 from relgrade.judge._pool import Pair
 from relgrade.judge._prompt import Prompt
-from relgrade.judge._store import JudgmentStore
+from relgrade.judge._store import JudgmentStore, new_owner, open_store
 
 BATCH_DISCOUNT = 0.5
 """The batch price as a fraction of the online price where litellm has no batch price (OpenAI and
@@ -114,11 +114,9 @@ def batch_status(store: "str | Path | JudgmentStore | None" = None, *, model: st
                  open_only: bool = True) -> list[BatchRow]:
     """The batches of the store's ledger (open ones by default): what ``judge --batch-status`` lists.
     A store file that does not exist has none (and is not created)."""
-    from relgrade.judge._store import DEFAULT_STORE
-
-    if not isinstance(store, JudgmentStore) and not Path(DEFAULT_STORE if store is None else store).exists():
+    db, owned = open_store(store, readonly=True)
+    if db is None:
         return []
-    db, owned = _open_store(store)
     try:
         return db.batch_ledger().rows(model=model, open_only=open_only)
     finally:
@@ -131,7 +129,8 @@ class _BatchRun:
                  batch_size: int, max_rounds: int, fallback: str):
         self.model, self.prompt, self.db, self.config, self.api = model, prompt, db, config, api
         self.ledger = db.batch_ledger()
-        self.engine = Engine(model, prompt, db, config, None, Budget(None, model), None)  # for _record/_put
+        self.engine = Engine(model, prompt, db, config, None, Budget(None, model), None,
+                             owner=new_owner(), started=time.time())  # for _record/_put
         prices = batch_price_per_token(model)
         self.prices = None if prices is None else prices[:2]
         self.batch_size, self.max_rounds, self.fallback = batch_size, max_rounds, fallback
@@ -291,7 +290,7 @@ class _BatchRun:
         if kind == "first" and parsed.grade is None:
             rec["status"] = "pending_repair"
         rec["batch"] = local_id
-        self.engine._put(key, rec)
+        rec = self.engine._put(key, rec)  # a judged row already there (another process) wins
         slot = self.where.get(key)
         if slot is not None:
             slot[0].records[slot[1]] = rec
@@ -319,7 +318,8 @@ async def ajudge_batch(pairs: Sequence[Pair], *, model: str | None = None, promp
     api = batch_adapter(model, config, api_base=api_base, api_key=key)
     pairs = list(pairs)
     units = make_units(pairs, model, prompt_obj, config)
-    db, owned = _open_store(store)
+    db, owned = open_store(store)
+    db.check_writable()
     run = _BatchRun(model, prompt_obj, db, config, api, batch_size=batch_size, max_rounds=max_rounds,
                     fallback=fallback)
     try:

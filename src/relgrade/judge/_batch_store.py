@@ -11,8 +11,8 @@ with the same store resumes polling instead of paying again:
 - ``batch_items``: ``(local_id, custom_id, key, kind)``, ``kind`` = ``first`` or ``repair``.
 
 A row and its items are written in one ``BEGIN IMMEDIATE`` transaction that first leaves out the
-keys already in an open batch or already judged, so two processes on one store never submit the
-same pair twice.
+keys already in an open batch, already judged, or claimed by a live online judge (the store's
+``claims`` table), so two processes on one store never submit the same pair twice.
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ class BatchLedger:
                     "SELECT 1 FROM batch_items i JOIN batches b ON b.local_id = i.local_id WHERE i.key = ? "
                     f"AND b.state IN ({','.join('?' * len(OPEN_STATES))}) LIMIT 1", (key, *OPEN_STATES)).fetchone()
                 done = self._db.execute("SELECT status FROM judgments WHERE key = ?", (key,)).fetchone()
-                if busy or (done is not None and (done[0] == "judged" or (kind == "first" and done[0] == "pending_repair"))):
+                claimed = self._db.execute("SELECT 1 FROM claims WHERE key = ? AND expires > ?", (key, now)).fetchone()
+                if busy or claimed or (done is not None and (done[0] == "judged" or (kind == "first" and done[0] == "pending_repair"))):
                     taken.add(key)
             kept = [(c, k, kind) for c, k, kind in items if k not in taken]
             if kept:

@@ -28,6 +28,27 @@ def details_path(out: str | Path) -> Path:
     return Path(f"{out}.details.jsonl")
 
 
+def check_writable(path: Path, option: str) -> None:
+    """Raise :class:`InputError` unless ``path`` can be written (atomically, beside itself): checked
+    before the first paid call so that no answer is paid for and then lost."""
+    from relgrade._errors import InputError
+
+    if path.is_dir():
+        raise InputError(f"{option} {path}: is a folder; give a file name such as {path / 'judged.qrels'}")
+    folder = path.parent
+    if not folder.exists():
+        raise InputError(f"{option} {path}: the folder {folder} does not exist; create it or write elsewhere")
+    if not folder.is_dir():
+        raise InputError(f"{option} {path}: {folder} is not a folder; write elsewhere")
+    probe = folder / f".{path.name}.{os.getpid()}.probe"
+    try:
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise InputError(f"{option} {path}: cannot write in {folder} ({exc.strerror}); make it writable or "
+                         "write elsewhere") from None
+
+
 def _write_atomic(path: Path, lines) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -73,7 +94,12 @@ def _progress_bar(total: int):
 @click.option("--temperature", type=float, default=0.0, show_default=True, help="Sampling temperature.")
 @click.option("--no-logprobs", is_flag=True, help="Do not ask for token logprobs (no grade distribution).")
 @click.option("--retry-unjudged", is_flag=True, help="Ask again for pairs stored as unjudged.")
-@click.option("--store", default=None, help="Judgment store (SQLite). Default: .relgrade/judgments.sqlite")
+@click.option("--store", default=None, help="Judgment store: a SQLite file, or postgresql://USER@HOST/DB for a store "
+              "shared by a team (password from PGPASSWORD or ~/.pgpass). Default: $RELGRADE_STORE, else "
+              ".relgrade/judgments.sqlite")
+@click.option("--lease", type=float, default=None, metavar="SECONDS",
+              help="Claim lease: another process takes over the pairs of a judge that stopped renewing (killed) "
+                   "after this long. Default: 60.")
 @click.option("--max-cost", type=float, default=None, help="Stop cleanly before spending more than this many USD.")
 @click.option("--dry-run", is_flag=True, help="Print pairs, cached pairs, estimated tokens and dollars; call nothing.")
 @click.option("--out", default=None, help="Judged qrels to write; details go to OUT.details.jsonl.")
@@ -86,12 +112,13 @@ def _progress_bar(total: int):
 @click.option("--batch-fallback", type=click.Choice(["batch", "direct"]), default="batch", show_default=True,
               help="Lines of a failed or expired batch: resubmit them as a batch, or judge them by direct calls.")
 def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_name, transport, max_grade, depth, concurrency, timeout,
-          max_attempts, rpm, tpm, samples, temperature, no_logprobs, retry_unjudged, store, max_cost, dry_run, out,
-          show_unjudged, use_batch, batch_status, poll_interval, batch_size, batch_fallback):
+          max_attempts, rpm, tpm, samples, temperature, no_logprobs, retry_unjudged, store, lease, max_cost, dry_run,
+          out, show_unjudged, use_batch, batch_status, poll_interval, batch_size, batch_fallback):
     """Grade the pooled top-K chunks of one or more runs 0-3 with an LLM judge."""
     from relgrade._errors import InputError
     from relgrade.io import read_corpus, read_queries, read_run
-    from relgrade.judge import DEFAULT_MODEL, DEFAULT_STORE, JudgeConfig, estimate, judge_pairs, pool
+    from relgrade.judge import DEFAULT_MODEL, JudgeConfig, estimate, judge_pairs, pool
+    from relgrade.judge._store import open_store
     from relgrade.judge._call import choose_transport
 
     if batch_status:
@@ -113,16 +140,18 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
                          retry_unjudged=retry_unjudged, max_cost=max_cost, transport=transport)
     model = model or DEFAULT_MODEL
     choose_transport(model, transport, api_base)  # --transport http with a non-openai/ model: exit 2 before reading runs
-    store_path = Path(store) if store else DEFAULT_STORE
+    if lease is not None and not (lease > 0 and lease < float("inf")):
+        raise InputError(f"--lease {lease}: give a number of seconds above 0")
     loaded = [read_run(path) for path in runs]
     pairs = pool(loaded, depth, corpus=read_corpus(corpus) if corpus else None,
                  queries=read_queries(queries) if queries else None)
-    if out and Path(out).parent and not Path(out).parent.exists():
-        raise InputError(f"--out {out}: the folder {Path(out).parent} does not exist")
+    if out:
+        check_writable(Path(out), "--out")
+        check_writable(details_path(out), "--out (its details file)")
     local = model.startswith("local/")
 
     if dry_run:
-        plan = estimate(pairs, model=model, prompt=prompt, store=store_path, config=config, max_grade=max_grade)
+        plan = estimate(pairs, model=model, prompt=prompt, store=store or None, config=config, max_grade=max_grade)
         dollars = "unknown (model not in litellm's price table)" if plan.cost_usd is None else f"${plan.cost_usd:.4f}"
         click.echo(f"dry run for {model}: {plan.pairs} pooled pairs, {plan.unique} distinct, {plan.cached} cached, "
                    f"{plan.to_judge} to judge ({plan.calls} calls)")
@@ -145,19 +174,20 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
                         failed=stats.get("failed", 0), cost=f"${stats.get('cost_usd', 0.0):.4f}", refresh=False)
         bar.refresh()
 
+    db, _ = open_store(store or None, lease_s=lease)  # opened (and checked writable) before any call
     try:
         if use_batch:
             from relgrade.judge._batch import judge_batch
             from relgrade.judge._batch_cli import print_poll
 
-            result = judge_batch(pairs, model=model, prompt=prompt, store=store_path, config=config, api_base=api_base,
+            result = judge_batch(pairs, model=model, prompt=prompt, store=db, config=config, api_base=api_base,
                                  api_key_env=api_key_env, max_grade=max_grade, poll_interval=poll_interval,
                                  batch_size=batch_size, fallback=batch_fallback, on_poll=print_poll)
         else:
-            result = judge_pairs(pairs, model=model, prompt=prompt, store=store_path, config=config,
-                                 api_base=api_base, api_key_env=api_key_env, max_grade=max_grade,
-                                 on_progress=on_progress)
+            result = judge_pairs(pairs, model=model, prompt=prompt, store=db, config=config, api_base=api_base,
+                                 api_key_env=api_key_env, max_grade=max_grade, on_progress=on_progress)
     finally:
+        db.close()
         if bar is not None:
             bar.close()
     _write_outputs(result, out)

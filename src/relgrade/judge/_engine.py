@@ -27,7 +27,7 @@ from relgrade.judge._prompt import Prompt
 from relgrade.judge._results import Judgment
 from relgrade.judge._store import JudgmentStore, judgment_key
 
-__all__ = ["Engine", "Unit", "aggregate", "fan_out", "is_done", "make_units"]
+__all__ = ["Engine", "Unit", "aggregate", "check_grades", "fan_out", "is_done", "make_units"]
 
 _REPAIR = ("Your answer could not be read: {error}. Reply again with only the JSON object "
            '{{"{key}": <an integer from {lo} to {hi}>, "reason": "<one short sentence>"}} and no other text.')
@@ -43,6 +43,8 @@ class Unit:
     records: dict[int, dict[str, Any]] = field(default_factory=dict)
     failed: str | None = None
     paid_now: bool = False
+    claimed: set[str] = field(default_factory=set)
+    """The keys this process holds a claim on (only those are paid for)."""
 
 
 def make_units(pairs: Iterable[Pair], model: str, prompt: Prompt, config: JudgeConfig) -> list[Unit]:
@@ -61,6 +63,15 @@ def make_units(pairs: Iterable[Pair], model: str, prompt: Prompt, config: JudgeC
     return list(units.values())
 
 
+def check_grades(records: dict[str, dict[str, Any]], prompt: Prompt, where: str) -> None:
+    """Refuse a stored judgment whose grade is off the prompt's scale (a tampered or foreign row)."""
+    for key, rec in records.items():
+        if rec["status"] == "judged" and rec["grade"] not in prompt.scale:
+            raise InputError(f"row {key[:16]}... has grade {rec['grade']}, off the scale {min(prompt.scale)}-"
+                             f"{max(prompt.scale)}; the store was altered: delete that row (it is judged again) "
+                             "or pass another --store", path=where)
+
+
 def is_done(record: dict[str, Any] | None, config: JudgeConfig) -> bool:
     if record is None:
         return False
@@ -71,8 +82,10 @@ def is_done(record: dict[str, Any] | None, config: JudgeConfig) -> bool:
 
 class Engine:
     def __init__(self, model: str, prompt: Prompt, store: JudgmentStore, config: JudgeConfig, caller: Caller,
-                 budget: Budget, on_progress: Callable[[dict[str, Any]], None] | None):
+                 budget: Budget, on_progress: Callable[[dict[str, Any]], None] | None, *, owner: str,
+                 started: float):
         self.model, self.prompt, self.store, self.config = model, prompt, store, config
+        self.owner, self.started = owner, started
         self.caller, self.budget, self.on_progress = caller, budget, on_progress
         self.stopped: str | None = None
         self.fatal: str | None = None
@@ -123,14 +136,40 @@ class Engine:
                 rec["error"] = f"{previous.get('error')}; after one repair: {parsed.error}"
         return rec
 
-    def _put(self, key: str, rec: dict[str, Any]) -> None:
-        self.store.put(key, model=self.model, prompt_hash=self.prompt.hash, status=rec["status"],
-                       grade=rec["grade"], record={k: v for k, v in rec.items() if k not in {"status", "grade"}})
+    def acquire(self, unit: Unit) -> bool:
+        """Claim the unit's unanswered keys (all or none) and reload what other processes answered;
+        False when another process holds one of them (poll again later)."""
+        todo = [k for i, k in enumerate(unit.keys) if not is_done(unit.records.get(i), self.config)]
+        if not todo:
+            return True
+        claimed, busy = self.store.claim(todo, self.owner,
+                                         retry_before=self.started if self.config.retry_unjudged else None)
+        if busy:
+            return False
+        fresh = self.store.get_many(unit.keys)
+        check_grades(fresh, self.prompt, str(self.store.path))
+        for i, k in enumerate(unit.keys):
+            if k in fresh and (k not in claimed or fresh[k]["status"] == "pending_repair"):
+                unit.records[i] = fresh[k]
+        unit.claimed = claimed
+        return True
+
+    def _put(self, key: str, rec: dict[str, Any]) -> dict[str, Any]:
+        """Store ``rec``; when a ``judged`` row is already there (a lease taken over), that row wins."""
+        wrote = self.store.put(key, model=self.model, prompt_hash=self.prompt.hash, status=rec["status"],
+                               grade=rec["grade"], owner=self.owner,
+                               record={k: v for k, v in rec.items() if k not in {"status", "grade"}})
+        if wrote:
+            return rec
+        stored = self.store.get(key)
+        if stored is not None:
+            check_grades({key: stored}, self.prompt, str(self.store.path))
+        return stored or rec
 
     async def _sample(self, unit: Unit, i: int) -> None:
         key = unit.keys[i]
         stored = unit.records.get(i)
-        if is_done(stored, self.config):
+        if is_done(stored, self.config) or key not in unit.claimed:
             return
         if unit.messages is None:
             unit.messages = self.prompt.render(unit.query, unit.text)
@@ -145,12 +184,12 @@ class Engine:
             parsed = parse_answer(answer.content, self.prompt.scale, self.prompt.grade_key)
             rec = self._record(answer, parsed)
             if parsed.grade is not None:
-                self._put(key, rec)
-                unit.records[i] = rec
+                unit.records[i] = self._put(key, rec)
                 return
             rec["status"] = "pending_repair"
-            self._put(key, rec)
-            unit.records[i] = first = rec
+            unit.records[i] = first = self._put(key, rec)
+            if first["status"] != "pending_repair":
+                return
         repair = [*messages, {"role": "assistant", "content": first.get("raw_answer") or ""},
                   {"role": "user", "content": _REPAIR.format(error=first.get("error"), lo=lo, hi=hi,
                                                                   key=self.prompt.grade_key)}]
@@ -158,8 +197,7 @@ class Engine:
         unit.paid_now = True
         parsed = parse_answer(answer.content, self.prompt.scale, self.prompt.grade_key)
         rec = self._record(answer, parsed, previous=first)
-        self._put(key, rec)
-        unit.records[i] = rec
+        unit.records[i] = self._put(key, rec)
 
     async def judge_unit(self, unit: Unit) -> None:
         for i in range(self.config.samples):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
+import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,11 +17,11 @@ from relgrade._errors import InputError
 from relgrade.judge._budget import Budget, Stop
 from relgrade.judge._call import Caller, FatalCallError, Halted, check_local, count_tokens, price_per_token
 from relgrade.judge._config import JudgeConfig
-from relgrade.judge._engine import Engine, Unit, aggregate, fan_out, is_done, make_units
+from relgrade.judge._engine import Engine, Unit, aggregate, check_grades, fan_out, is_done, make_units
 from relgrade.judge._pool import Pair
 from relgrade.judge._prompt import Prompt, load_prompt
 from relgrade.judge._results import DryRun, JudgeResult, Judgment
-from relgrade.judge._store import DEFAULT_STORE, JudgmentStore
+from relgrade.judge._store import JudgmentStore, new_owner, open_store
 
 __all__ = ["DEFAULT_MODEL", "DryRun", "JudgeResult", "Judgment", "ajudge_pairs", "estimate", "judge_pairs"]
 
@@ -39,12 +41,6 @@ def _resolve(model: str | None, prompt: "str | Path | Prompt | None", max_grade:
     return model, load_prompt(prompt, max_grade=max_grade)
 
 
-def _open_store(store: "str | Path | JudgmentStore | None") -> tuple[JudgmentStore, bool]:
-    if isinstance(store, JudgmentStore):
-        return store, False
-    return JudgmentStore(DEFAULT_STORE if store is None else store), True
-
-
 def estimate(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | Path | Prompt | None" = None,
              store: "str | Path | JudgmentStore | None" = None, config: JudgeConfig | None = None,
              max_grade: int | None = None) -> DryRun:
@@ -56,12 +52,14 @@ def estimate(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | 
     """
     config = config or JudgeConfig()
     model, prompt_obj = _resolve(model, prompt, max_grade)
-    db, owned = _open_store(store)
+    units = make_units(pairs, model, prompt_obj, config)
+    db, owned = open_store(store, readonly=True)  # a dry run writes nothing: no store is created
     try:
-        units = make_units(pairs, model, prompt_obj, config)
-        stored = db.get_many([k for u in units for k in u.keys])
+        stored = db.get_many([k for u in units for k in u.keys]) if db is not None else {}
+        if db is not None:
+            check_grades(stored, prompt_obj, str(db.path))
     finally:
-        if owned:
+        if owned and db is not None:
             db.close()
     cached = 0
     calls = 0
@@ -94,12 +92,15 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
     check_local(model)
     pairs = list(pairs)
     units = make_units(pairs, model, prompt_obj, config)
-    db, owned = _open_store(store)
+    db, owned = open_store(store)
+    owner = new_owner()
     try:
+        db.check_writable()
         budget = Budget(config.max_cost, model)
         caller = Caller(model, config, api_base=api_base, api_key=api_key, api_key_env=api_key_env)
-        engine = Engine(model, prompt_obj, db, config, caller, budget, on_progress)
+        engine = Engine(model, prompt_obj, db, config, caller, budget, on_progress, owner=owner, started=time.time())
         stored = db.get_many([k for u in units for k in u.keys])
+        check_grades(stored, prompt_obj, str(db.path))
         todo: list[Unit] = []
         finished: list[Unit] = []
         for unit in units:
@@ -111,13 +112,21 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
                 todo.append(unit)
         remaining: list[Unit] = []
         queue = iter(todo)
+        waiting: deque[Unit] = deque()  # units another process holds a claim on: poll for their answers
+        poll = min(1.0, db.lease_s / 4)
 
         async def worker() -> None:
             while engine.stopped is None and engine.fatal is None:
                 unit = next(queue, None)
                 if unit is None:
-                    return
+                    if not waiting:
+                        return
+                    unit = waiting.popleft()
+                    await asyncio.sleep(poll)
                 try:
+                    if not engine.acquire(unit):
+                        waiting.append(unit)
+                        continue
                     await engine.judge_unit(unit)
                 except Stop as stop:
                     engine.stopped = engine.stopped or str(stop)
@@ -148,13 +157,21 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
             for t in tasks:
                 t.cancel()
 
+        async def heartbeat() -> None:  # keep this process's claims alive while it works
+            while True:
+                await asyncio.sleep(db.lease_s / 3)
+                db.renew(owner)
+
         watcher = asyncio.ensure_future(watch()) if stop_event is not None else None
+        beat = asyncio.ensure_future(heartbeat())
         try:
             await asyncio.gather(*tasks, return_exceptions=False)
         finally:
+            beat.cancel()
             if watcher is not None:
                 watcher.cancel()
             await caller.aclose()
+            db.release(owner)
         if engine.fatal is not None:
             done = sum(1 for u in finished if u.paid_now)
             raise InputError(f"{engine.fatal} ({done} judgments paid before the error are kept in {db.path})")

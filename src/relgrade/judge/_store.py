@@ -1,42 +1,49 @@
-"""The judgment store: one SQLite file (WAL), one row per paid answer, committed on arrival.
+"""The judgment store: one row per paid answer, committed on arrival, and claims so that N processes
+share the work.
 
-Default path ``.relgrade/judgments.sqlite`` in the current directory. A row's key is
-``sha256`` of the JSON list ``[model, prompt sha256, sampling params, query text, chunk text]``
-(see :func:`judgment_key`): everything that changes the answer and nothing that does not
-(retries, timeouts, concurrency, the API base URL or the key are not in it). The row keeps the
-status (``judged``, ``unjudged`` or ``pending_repair`` when the first answer was unreadable and
-the repair has not arrived yet), the grade, and a JSON record with the raw answer, reason,
-distribution, tokens, cost and latency. Query and chunk texts are not stored, only hashed.
+A row's key is ``sha256`` of the JSON list ``[model, prompt sha256, sampling params, query text, chunk
+text]`` (see :func:`judgment_key`): everything that changes the answer and nothing that does not
+(retries, timeouts, concurrency, the API base URL or the key are not in it). The row keeps the status
+(``judged``, ``unjudged`` or ``pending_repair`` when the first answer was unreadable and the repair has
+not arrived yet), the grade, and a JSON record with the raw answer, reason, distribution, tokens, cost
+and latency. Query and chunk texts are not stored, only hashed.
 
-Every :meth:`JudgmentStore.put` is its own transaction, so a process killed with ``kill -9``
-loses at most the answers still in flight. ``synchronous=NORMAL`` in WAL mode keeps every committed
-row across a process crash (an OS crash may lose the last few).
+Claims before calls: before paying for a key a process claims it (a row in ``claims`` with its owner
+and a lease expiry, written in one transaction that also checks the key is not already answered).
+Other processes skip a claimed key and poll for its answer; a claim whose lease expired (its process
+was killed) is taken over. A ``judged`` row is never replaced. Backends: SQLite (the embedded
+default, :mod:`relgrade.judge._sqlite`) and PostgreSQL (``postgresql://...``,
+:mod:`relgrade.judge._postgres`, a shared team store), same tables and semantics.
+
+Adding a table (e.g. provider batch ids): add its DDL to ``TABLES`` in both backends and a method
+pair on :class:`JudgmentStore` implemented by each; ``check_schema`` verifies every table's columns.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
-import time
+import os
+import socket
+import uuid
 from pathlib import Path
 from typing import Any, Mapping
 
 from relgrade._errors import InputError
 
-DEFAULT_STORE = Path(".relgrade") / "judgments.sqlite"
+__all__ = ["DEFAULT_LEASE_S", "DEFAULT_STORE", "STORE_ENV", "JudgmentStore", "judgment_key", "open_store", "new_owner"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS judgments (
-    key TEXT PRIMARY KEY,
-    model TEXT NOT NULL,
-    prompt_hash TEXT NOT NULL,
-    status TEXT NOT NULL,
-    grade INTEGER,
-    record TEXT NOT NULL,
-    created REAL NOT NULL
-)
-"""
+DEFAULT_STORE = Path(".relgrade") / "judgments.sqlite"
+STORE_ENV = "RELGRADE_STORE"
+"""Environment variable naming the store (a path or a ``postgresql://`` URL) when ``--store`` is not given."""
+DEFAULT_LEASE_S = 60.0
+"""Seconds a claim lives without renewal; a running judge renews its claims every third of it."""
+
+STATUSES = frozenset({"judged", "unjudged", "pending_repair"})
+COLUMNS = {
+    "judgments": ("key", "model", "prompt_hash", "status", "grade", "record", "created"),
+    "claims": ("key", "owner", "expires"),
+}
 
 
 def judgment_key(model: str, prompt_sha256: str, params: Mapping[str, Any], query: str, chunk: str) -> str:
@@ -46,68 +53,137 @@ def judgment_key(model: str, prompt_sha256: str, params: Mapping[str, Any], quer
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def new_owner() -> str:
+    """A claim owner id: host, pid and a random suffix (unique per run)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def is_url(spec: str | Path) -> bool:
+    return isinstance(spec, str) and spec.startswith(("postgresql://", "postgres://"))
+
+
+def redact(url: str) -> str:
+    """``postgresql://user:SECRET@host/db`` -> ``postgresql://user:***@host/db`` (never print a password)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            cred, host = netloc.rsplit("@", 1)
+            user = cred.split(":", 1)[0]
+            netloc = f"{user}:***@{host}" if ":" in cred else f"{user}@{host}"
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    except ValueError:
+        return "postgresql://***"
+
+
+def decode(key: str, status: Any, grade: Any, record: Any, where: str) -> dict[str, Any]:
+    """Validate one row read back (a tampered or foreign row is refused, never used as a grade)."""
+    try:
+        rec = json.loads(record) if isinstance(record, (str, bytes)) else record
+    except ValueError:
+        rec = None
+    ok = (isinstance(rec, dict) and status in STATUSES
+          and (grade is None or (isinstance(grade, int) and not isinstance(grade, bool)))
+          and (status != "judged" or grade is not None))
+    if not ok:
+        raise InputError(f"row {key[:16]}... is not a valid judgment (status {status!r}, grade {grade!r}); "
+                         "the store was altered: delete that row (it is judged again) or pass another --store",
+                         path=where)
+    rec["status"], rec["grade"] = status, grade
+    return rec
+
+
 class JudgmentStore:
-    """A SQLite judgment store. Use from one thread (the judge's event loop); open it per process."""
+    """The store interface (both backends). Use from one thread (the judge's event loop).
 
-    def __init__(self, path: str | Path = DEFAULT_STORE):
-        self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA busy_timeout=30000")
-            self._db.execute(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise InputError(f"cannot open the judgment store ({exc}); pass another --store", path=self.path) from None
-        except OSError as exc:
-            raise InputError(f"cannot create the judgment store ({exc.strerror}); pass another --store", path=self.path) from None
+    ``lease_s`` is the claim lease; ``readonly`` opens an existing store for reading only (a dry run)
+    and never creates one.
+    """
 
+    path: Any
+    lease_s: float = DEFAULT_LEASE_S
+    readonly: bool = False
+
+    def __new__(cls, path: "str | Path" = DEFAULT_STORE, **kw: Any):
+        if cls is JudgmentStore:  # pick the backend; Python then runs its __init__(path, **kw)
+            if is_url(path):
+                from relgrade.judge._postgres import PostgresStore as cls
+            else:
+                from relgrade.judge._sqlite import SQLiteStore as cls
+        return super().__new__(cls)
+
+    # reads
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored record of ``key`` (with ``status`` and ``grade``), or None."""
-        row = self._db.execute("SELECT status, grade, record FROM judgments WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            return None
-        record = json.loads(row[2])
-        record["status"], record["grade"] = row[0], row[1]
-        return record
+        return self.get_many([key]).get(key)
 
     def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
-        out: dict[str, dict[str, Any]] = {}
-        for i in range(0, len(keys), 500):
-            part = keys[i:i + 500]
-            marks = ",".join("?" * len(part))
-            for key, status, grade, record in self._db.execute(
-                f"SELECT key, status, grade, record FROM judgments WHERE key IN ({marks})", part
-            ):
-                rec = json.loads(record)
-                rec["status"], rec["grade"] = status, grade
-                out[key] = rec
-        return out
-
-    def put(self, key: str, *, model: str, prompt_hash: str, status: str, grade: int | None,
-            record: Mapping[str, Any]) -> None:
-        """Insert or replace one row and commit it at once."""
-        self._db.execute(
-            "INSERT OR REPLACE INTO judgments (key, model, prompt_hash, status, grade, record, created) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (key, model, prompt_hash, status, grade, json.dumps(dict(record), ensure_ascii=False), time.time()),
-        )
+        raise NotImplementedError
 
     def batch_ledger(self):
         """The batch ledger on this store (tables ``batches`` and ``batch_items``; see ``_batch_store``)."""
+        import sqlite3
+
         from relgrade.judge._batch_store import BatchLedger
 
+        if not isinstance(getattr(self, "_db", None), sqlite3.Connection):
+            raise InputError("--batch keeps its batch ledger in a SQLite store for now: pass a SQLite --store "
+                             "(not yet a postgresql:// one)", path=self.path)
         return BatchLedger(self._db)
 
     def __len__(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+        raise NotImplementedError
+
+    # writes
+    def put(self, key: str, *, model: str, prompt_hash: str, status: str, grade: int | None,
+            record: Mapping[str, Any], owner: str | None = None) -> bool:
+        """Insert or update one row and commit it at once; a ``judged`` row is never replaced (False then).
+        Releases ``owner``'s claim on the key in the same transaction."""
+        raise NotImplementedError
+
+    def claim(self, keys: list[str], owner: str, *, retry_before: float | None = None) -> tuple[set[str], bool]:
+        """Claim the keys not yet answered, all or none: returns ``(claimed, busy)``. ``busy`` is True (and
+        nothing claimed) when another owner holds a live lease on one of them. A key with a ``judged`` or
+        ``unjudged`` row is answered (an ``unjudged`` row created before ``retry_before`` is claimable,
+        for ``--retry-unjudged``); ``pending_repair`` is claimable."""
+        raise NotImplementedError
+
+    def renew(self, owner: str) -> None:
+        """Extend every lease ``owner`` holds by ``lease_s``."""
+        raise NotImplementedError
+
+    def release(self, owner: str) -> None:
+        """Drop every claim of ``owner`` (a run that stops early)."""
+        raise NotImplementedError
+
+    def check_writable(self) -> None:
+        """Raise :class:`InputError` unless a write would succeed (checked before the first paid call)."""
+        raise NotImplementedError
 
     def close(self) -> None:
-        self._db.close()
+        raise NotImplementedError
 
     def __enter__(self) -> "JudgmentStore":
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def open_store(spec: "str | Path | JudgmentStore | None" = None, *, readonly: bool = False,
+               lease_s: float | None = None) -> "tuple[JudgmentStore | None, bool]":
+    """``(store, owned)`` for ``spec``: a store object as is, a ``postgresql://`` URL, a SQLite path, or
+    None for ``$RELGRADE_STORE`` or :data:`DEFAULT_STORE`. With ``readonly`` a missing SQLite file gives
+    ``(None, False)``: nothing is created."""
+    if isinstance(spec, JudgmentStore):
+        return spec, False
+    if spec is None or spec == "":
+        spec = os.environ.get(STORE_ENV) or DEFAULT_STORE
+    if readonly and not is_url(spec) and not Path(spec).exists():
+        return None, False
+    kw: dict[str, Any] = {"readonly": readonly}
+    if lease_s is not None:
+        kw["lease_s"] = lease_s
+    return JudgmentStore(spec, **kw), True

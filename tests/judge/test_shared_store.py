@@ -1,0 +1,147 @@
+"""One store, several ``relgrade judge`` processes: claims before calls (issues 15 and 17).
+
+Real processes against the fake OpenAI server (tests/fakes/openai_server.py counts the paid answers
+per pair), on a real SQLite file and on a real PostgreSQL server (``RELGRADE_TEST_PG``, a URL;
+.ci/run starts one; outside CI the PostgreSQL tests skip when it is unset, in CI they fail).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from relgrade.io import read_qrels
+
+MODEL = "openai/gpt-4o-mini"
+RELGRADE = [sys.executable, "-m", "relgrade.cli"]
+
+
+def _env(key: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "RELGRADE_STORE"}
+    env.update(OPENAI_API_KEY=key, LITELLM_LOCAL_MODEL_COST_MAP="True")
+    return env
+
+
+def _run(tmp_path, make_run, n_queries, n_docs):
+    spec = {f"q{q}": (f"question number {q}", [(f"q{q}d{d}", f"passage {d} for query {q} [[grade={(q + d) % 4}]]")
+                                               for d in range(n_docs)]) for q in range(n_queries)}
+    return make_run(tmp_path / "run.jsonl", spec)
+
+
+def _check_grades(out: Path, n: int) -> None:
+    labels = read_qrels(out).labels
+    got = {(q, d): g for q, docs in labels.items() for d, g in docs.items()}
+    assert len(got) == n
+    assert all(g == (int(q[1:]) + int(d.split("d")[1])) % 4 for (q, d), g in got.items())
+
+
+def _calls(stdout: str) -> int:
+    line = next(x for x in stdout.splitlines() if x.startswith("judged "))
+    return int(line.split(" calls, ")[0].rsplit(" ", 1)[1])
+
+
+@pytest.fixture
+def pg_url():
+    """A fresh schema on the PostgreSQL server of ``RELGRADE_TEST_PG``."""
+    base = os.environ.get("RELGRADE_TEST_PG")
+    if not base:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but RELGRADE_TEST_PG is not set: .ci/run must start PostgreSQL")
+        pytest.skip("RELGRADE_TEST_PG not set (a postgresql:// URL of a test server)")
+    psycopg = pytest.importorskip("psycopg") if os.environ.get("CI") != "true" else __import__("psycopg")
+    schema = f"t_{uuid.uuid4().hex[:10]}"
+    try:
+        with psycopg.connect(base, autocommit=True, connect_timeout=5) as db:
+            db.execute(f"CREATE SCHEMA {schema}")
+    except psycopg.OperationalError as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but the PostgreSQL server of RELGRADE_TEST_PG is unreachable: {exc}")
+        pytest.skip(f"PostgreSQL server unreachable: {exc}")
+    sep = "&" if "?" in base else "?"
+    yield f"{base}{sep}options=-csearch_path%3D{schema}"
+    with psycopg.connect(base, autocommit=True) as db:
+        db.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_spec(request, tmp_path):
+    if request.param == "sqlite":
+        return str(tmp_path / "shared.sqlite")
+    return request.getfixturevalue("pg_url")
+
+
+def _start(args, env):
+    return subprocess.Popen(RELGRADE + args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("n_procs", [2, 3])
+def test_concurrent_judges_pay_each_pair_once(fakes, tmp_path, make_run, fake_key, store_spec, n_procs):
+    n_queries, n_docs = 12, 5
+    n = n_queries * n_docs
+    run = _run(tmp_path, make_run, n_queries, n_docs)
+    with fakes.FakeOpenAIServer(latency=0.3, lifetime=300) as srv:
+        procs = []
+        for i in range(n_procs):
+            args = ["judge", "--run", str(run), "--model", MODEL, "--api-base", srv.base_url, "--store", store_spec,
+                    "--out", str(tmp_path / f"o{i}.qrels"), "--concurrency", "3"]
+            procs.append(_start(args, _env(fake_key)))  # all at once: same pairs, same order
+        results = [p.communicate(timeout=300) for p in procs]
+        stats = srv.stats()
+    for p, (stdout, stderr) in zip(procs, results):
+        assert p.returncode == 0, stderr[-2000:]
+    # Server-side count: every pair paid exactly once, whatever process paid it.
+    assert stats["paid"] == n
+    assert len(stats["by_pair"]) == n and all(row["paid"] == 1 for row in stats["by_pair"].values())
+    calls = [_calls(stdout) for stdout, _ in results]
+    assert sum(calls) == n
+    assert sum(c > 0 for c in calls) >= 2, calls  # the work was shared
+    for i in range(n_procs):
+        _check_grades(tmp_path / f"o{i}.qrels", n)
+        rows = [json.loads(x) for x in Path(f"{tmp_path / f'o{i}.qrels'}.details.jsonl").read_text().splitlines()]
+        assert sum(not r["cached"] for r in rows) == calls[i]
+
+
+def _claims(store: Path) -> int:
+    with sqlite3.connect(store, timeout=5) as db:
+        return db.execute("SELECT COUNT(*) FROM claims WHERE expires > ?", (time.time(),)).fetchone()[0]
+
+
+def test_a_killed_claimants_pairs_are_taken_over_after_the_lease(fakes, tmp_path, make_run, fake_key):
+    n_queries, n_docs, concurrency = 6, 5, 4
+    n = n_queries * n_docs
+    run = _run(tmp_path, make_run, n_queries, n_docs)
+    store, lease = tmp_path / "s.sqlite", 3.0
+    with fakes.FakeOpenAIServer(latency=0.5, lifetime=300) as srv:
+        args = ["judge", "--run", str(run), "--model", MODEL, "--api-base", srv.base_url, "--store", str(store),
+                "--concurrency", str(concurrency), "--lease", str(lease)]
+        first = _start([*args, "--out", str(tmp_path / "a.qrels")], _env(fake_key))
+        deadline = time.monotonic() + 120
+        while srv.stats()["paid"] < 5 and time.monotonic() < deadline and first.poll() is None:
+            time.sleep(0.02)
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait()
+        held = _claims(store)
+        assert held >= 1  # the killed process left live claims: its calls in flight
+        t0 = time.monotonic()
+        second = subprocess.run(RELGRADE + [*args, "--out", str(tmp_path / "b.qrels")], env=_env(fake_key),
+                                capture_output=True, text=True, timeout=300)
+        waited = time.monotonic() - t0
+        stats = srv.stats()
+    assert second.returncode == 0, second.stderr[-2000:]
+    _check_grades(tmp_path / "b.qrels", n)
+    # Only the calls in flight at the kill were paid twice; the second process took them over.
+    assert stats["paid"] <= n + concurrency
+    assert len(stats["by_pair"]) == n and all(row["paid"] >= 1 for row in stats["by_pair"].values())
+    assert waited >= lease * 0.5  # it had to wait for the dead process's leases to run out
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
+        assert db.execute("SELECT COUNT(*) FROM judgments WHERE status = 'judged'").fetchone()[0] == n
