@@ -390,3 +390,42 @@ def test_batch_status_of_a_missing_store_creates_nothing(tmp_path, capsys):
     assert main(["judge", "--batch-status", "--store", str(tmp_path / "none" / "s.sqlite")]) == 0
     assert "no pending batches" in capsys.readouterr().out
     assert not (tmp_path / "none").exists()
+
+
+@pytest.fixture
+def pg_url():
+    """A fresh schema on the PostgreSQL server of ``RELGRADE_TEST_PG`` (as tests/judge/test_shared_store.py)."""
+    import uuid
+
+    base = os.environ.get("RELGRADE_TEST_PG")
+    if not base:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but RELGRADE_TEST_PG is not set: .ci/run must start PostgreSQL")
+        pytest.skip("RELGRADE_TEST_PG not set (a postgresql:// URL of a test server)")
+    psycopg = pytest.importorskip("psycopg")
+    schema = f"t_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(base, autocommit=True, connect_timeout=5) as db:
+        db.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in base else "?"
+    yield f"{base}{sep}options=-csearch_path%3D{schema}"
+    with psycopg.connect(base, autocommit=True) as db:
+        db.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def test_postgres_store_two_processes_and_a_resume(pg_url):
+    """The ledger in a shared PostgreSQL store: two concurrent runs submit each pair once; a third run
+    (another machine) finds nothing pending and pays nothing."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pairs = make_pairs(300, lambda i: " [[faults=garbage]]" if i == 9 else "")
+    with _fake().FakeBatchServer(delay=0.3) as server:
+        with ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(lambda _: run_batch(pairs, server, pg_url, batch_size=100), range(2)))
+        stats = server.stats()
+        assert batch_status(pg_url) == []
+        again = run_batch(pairs, server, pg_url)
+        assert server.stats()["lines"] == stats["lines"]
+    assert stats["lines"] == 301 and stats["billed"] == 301
+    for result in results:
+        assert result.counts()["judged"] == 300 and all(j.grade == truth(j.doc_id) for j in result.judgments)
+    assert again.counts()["cached"] == 300 and again.n_calls == 0

@@ -1,6 +1,6 @@
 """The batch ledger: which provider batches are in flight and which store keys each one answers.
 
-Two tables beside ``judgments`` in the same store (SQLite), so a killed process or another machine
+Two tables beside ``judgments`` in the same store (SQLite or PostgreSQL), so a killed process or another machine
 with the same store resumes polling instead of paying again:
 
 - ``batches``: one row per batch, ``local_id`` (ours, a uuid, also sent to the provider as
@@ -18,8 +18,8 @@ keys already in an open batch, already judged, or claimed by a live online judge
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -57,12 +57,41 @@ class BatchRow:
 
 
 class BatchLedger:
-    """The ledger on a store's SQLite connection (``isolation_level=None``: explicit transactions)."""
+    """The ledger on a store's connection: SQLite (``isolation_level=None``, ``BEGIN IMMEDIATE`` for the
+    write lock) or PostgreSQL (psycopg 3 in autocommit, a transaction holding an advisory lock)."""
 
-    def __init__(self, db: sqlite3.Connection):
+    _LOCK = 7243017  # pg_advisory_xact_lock id: one batch opened at a time per database
+
+    def __init__(self, db: Any, dialect: str = "sqlite", *, readonly: bool = False):
         self._db = db
-        for stmt in _SCHEMA:
-            self._db.execute(stmt)
+        self.pg = dialect == "postgres"
+        self.empty = False
+        if readonly:  # a read-only store (``--batch-status``): no table created, none there means no batch
+            probe = "SELECT to_regclass('batches') IS NOT NULL" if self.pg else \
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'batches'"
+            self.empty = not self._db.execute(probe).fetchone()[0]
+            return
+        with self._tx():
+            for stmt in _SCHEMA:
+                self._x(stmt.replace(" REAL ", " DOUBLE PRECISION ") if self.pg else stmt)
+
+    def _x(self, sql: str, args: tuple | list = ()):
+        return self._db.execute(sql.replace("?", "%s") if self.pg else sql, args)
+
+    @contextmanager
+    def _tx(self):
+        if self.pg:
+            with self._db.transaction():
+                self._db.execute("SELECT pg_advisory_xact_lock(%s)", (self._LOCK,))
+                yield
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def open(self, local_id: str, *, provider: str, model: str, items: Iterable[tuple[str, str, str]],
              detail: dict[str, Any] | None = None) -> list[tuple[str, str, str]]:
@@ -73,41 +102,44 @@ class BatchLedger:
         returns the items recorded. No row is written when none is left.
         """
         now = time.time()
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._tx():
             taken = set()
             for _cid, key, kind in items:
-                busy = self._db.execute(
+                busy = self._x(
                     "SELECT 1 FROM batch_items i JOIN batches b ON b.local_id = i.local_id WHERE i.key = ? "
                     f"AND b.state IN ({','.join('?' * len(OPEN_STATES))}) LIMIT 1", (key, *OPEN_STATES)).fetchone()
-                done = self._db.execute("SELECT status FROM judgments WHERE key = ?", (key,)).fetchone()
-                claimed = self._db.execute("SELECT 1 FROM claims WHERE key = ? AND expires > ?", (key, now)).fetchone()
-                if busy or claimed or (done is not None and (done[0] == "judged" or (kind == "first" and done[0] == "pending_repair"))):
+                done = self._x("SELECT status FROM judgments WHERE key = ?", (key,)).fetchone()
+                claimed = self._x("SELECT 1 FROM claims WHERE key = ? AND expires > ?", (key, now)).fetchone()
+                if busy or claimed or (done is not None and (done[0] == "judged"
+                                                             or (kind == "first" and done[0] == "pending_repair"))):
                     taken.add(key)
             kept = [(c, k, kind) for c, k, kind in items if k not in taken]
             if kept:
-                self._db.execute("INSERT INTO batches (local_id, provider, model, batch_id, state, requests, created, "
-                                 "updated, detail) VALUES (?, ?, ?, NULL, 'submitting', ?, ?, ?, ?)",
-                                 (local_id, provider, model, len(kept), now, now,
-                                  None if detail is None else json.dumps(detail)))
-                self._db.executemany("INSERT INTO batch_items (local_id, custom_id, key, kind) VALUES (?, ?, ?, ?)",
-                                     [(local_id, c, k, kind) for c, k, kind in kept])
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
+                self._x("INSERT INTO batches (local_id, provider, model, batch_id, state, requests, created, "
+                        "updated, detail) VALUES (?, ?, ?, NULL, 'submitting', ?, ?, ?, ?)",
+                        (local_id, provider, model, len(kept), now, now,
+                         None if detail is None else json.dumps(detail)))
+                sql = "INSERT INTO batch_items (local_id, custom_id, key, kind) VALUES (?, ?, ?, ?)"
+                rows = [(local_id, c, k, kind) for c, k, kind in kept]
+                if self.pg:
+                    with self._db.cursor() as cur:
+                        cur.executemany(sql.replace("?", "%s"), rows)
+                else:
+                    self._db.executemany(sql, rows)
         return kept
 
     def submitted(self, local_id: str, batch_id: str) -> None:
-        self._db.execute("UPDATE batches SET batch_id = ?, state = 'submitted', updated = ? WHERE local_id = ?",
-                         (batch_id, time.time(), local_id))
+        self._x("UPDATE batches SET batch_id = ?, state = 'submitted', updated = ? WHERE local_id = ?",
+                (batch_id, time.time(), local_id))
 
     def close(self, local_id: str, state: str, detail: dict[str, Any] | None = None) -> None:
         """Mark a batch terminal (its answers are already in the store)."""
-        self._db.execute("UPDATE batches SET state = ?, updated = ?, detail = ? WHERE local_id = ?",
-                         (state, time.time(), None if detail is None else json.dumps(detail), local_id))
+        self._x("UPDATE batches SET state = ?, updated = ?, detail = ? WHERE local_id = ?",
+                (state, time.time(), None if detail is None else json.dumps(detail), local_id))
 
     def rows(self, *, model: str | None = None, open_only: bool = True) -> list[BatchRow]:
+        if self.empty:
+            return []
         sql = "SELECT local_id, provider, model, batch_id, state, requests, created, updated, detail FROM batches"
         where, args = [], []
         if open_only:
@@ -119,13 +151,15 @@ class BatchLedger:
         if where:
             sql += " WHERE " + " AND ".join(where)
         out = []
-        for r in self._db.execute(sql + " ORDER BY created", args):
+        for r in self._x(sql + " ORDER BY created", args):
             out.append(BatchRow(*r[:8], json.loads(r[8]) if r[8] else None))
         return out
 
     def items(self, local_id: str) -> dict[str, tuple[str, str]]:
         """``{custom_id: (key, kind)}`` of a batch."""
-        return {c: (k, kind) for c, k, kind in self._db.execute(
+        if self.empty:
+            return {}
+        return {c: (k, kind) for c, k, kind in self._x(
             "SELECT custom_id, key, kind FROM batch_items WHERE local_id = ?", (local_id,))}
 
 

@@ -128,10 +128,9 @@ class JudgmentStore:
 
         from relgrade.judge._batch_store import BatchLedger
 
-        if not isinstance(getattr(self, "_db", None), sqlite3.Connection):
-            raise InputError("--batch keeps its batch ledger in a SQLite store for now: pass a SQLite --store "
-                             "(not yet a postgresql:// one)", path=self.path)
-        return BatchLedger(self._db)
+        db = getattr(self, "_db", None)
+        return BatchLedger(db, "sqlite" if isinstance(db, sqlite3.Connection) else "postgres",
+                           readonly=self.readonly)
 
     def __len__(self) -> int:
         raise NotImplementedError
