@@ -17,10 +17,12 @@ Python API::
   ``corpus``/``queries`` mappings.
 - :func:`judge_pairs` judges each pair on its own (pointwise), once per distinct (query, chunk
   text), through litellm (``openai/...``, ``anthropic/...``, ``ollama/...``, any OpenAI-compatible
-  server with ``api_base``). Every answer is committed to a SQLite store the moment it arrives,
-  keyed by (model, prompt hash, sampling params, query text, chunk text), so a re-run pays for
-  nothing and a killed run pays again only for the calls that were in flight. Inside an event
-  loop use ``await ajudge_pairs(...)``.
+  server with ``api_base``). Every answer is committed to the store the moment it arrives (a SQLite
+  file, or ``postgresql://...`` shared by a team), keyed by (model, prompt hash, sampling params,
+  query text, chunk text), so a re-run pays for nothing and a killed run pays again only for the
+  calls that were in flight. Pairs are claimed (with a lease) before they are paid for, so several
+  processes on one store split the work and pay nothing twice. Inside an event loop use
+  ``await ajudge_pairs(...)``.
 - :func:`estimate` is the dry run: pairs, cached, prompt tokens and dollars, paying nothing.
 - :class:`JudgeConfig` holds retries, timeout, concurrency, temperature, samples, rate and cost
   limits. Only temperature, max_tokens and the sample index enter the store key.
