@@ -14,7 +14,7 @@ import time
 from typing import Any, Mapping
 
 from relgrade._errors import InputError
-from relgrade.judge._store import COLUMNS, DEFAULT_LEASE_S, JudgmentStore, decode, redact
+from relgrade.judge._store import COLUMNS, DEFAULT_LEASE_S, JudgmentStore, decode, gone, redact
 
 __all__ = ["PostgresStore"]
 
@@ -120,10 +120,11 @@ class PostgresStore(JudgmentStore):
             with db.transaction():
                 # A claim row per key first (no-op when present), so that every key has a row to lock.
                 db.execute("INSERT INTO claims (key, owner, expires) SELECT k, '', 0 FROM unnest(%s::text[]) AS k "
-                           "ON CONFLICT (key) DO NOTHING", (keys,))
+                           "ON CONFLICT (key) DO NOTHING", (sorted(keys),))  # one lock order: no deadlock
                 locked = {k: (o, e) for k, o, e in db.execute(
                     "SELECT key, owner, expires FROM claims WHERE key = ANY(%s) FOR UPDATE SKIP LOCKED", (keys,))}
-                if len(locked) < len(set(keys)) or any(o not in ("", owner) and e > now for o, e in locked.values()):
+                if len(locked) < len(set(keys)) or any(o not in ("", owner) and e > now and not gone(o)
+                                                      for o, e in locked.values()):
                     return set(), True  # another process is claiming one of them now, or holds a live lease
                 answered = {k for k, s, c in db.execute(
                     "SELECT key, status, created FROM judgments WHERE key = ANY(%s)", (keys,))
