@@ -175,3 +175,24 @@ def test_claims_of_another_machine_wait_for_their_lease(fakes, tmp_path, make_ru
     assert proc.returncode == 0, stderr[-2000:]
     assert stats["paid"] == n and all(row["paid"] == 1 for row in stats["by_pair"].values())
     _check_grades(tmp_path / "o.qrels", n)
+
+
+def test_postgres_dry_run_writes_nothing_and_a_foreign_table_is_refused(fakes, tmp_path, make_run, fake_key, pg_url):
+    import psycopg
+
+    run = _run(tmp_path, make_run, 2, 2)
+    with fakes.FakeOpenAIServer(lifetime=120) as srv:
+        base = ["judge", "--run", str(run), "--model", MODEL, "--api-base", srv.base_url, "--store", pg_url]
+        dry = subprocess.run(RELGRADE + [*base, "--dry-run"], env=_env(fake_key), capture_output=True, text=True,
+                             timeout=120)
+        assert dry.returncode == 0 and "4 distinct, 0 cached, 4 to judge" in dry.stdout, dry.stderr[-2000:]
+        with psycopg.connect(pg_url) as db:
+            assert db.execute("SELECT COUNT(*) FROM information_schema.tables "
+                              "WHERE table_schema = current_schema()").fetchone()[0] == 0
+            db.execute("CREATE TABLE judgments (id INTEGER PRIMARY KEY, verdict TEXT)")
+        bad = subprocess.run(RELGRADE + [*base, "--out", str(tmp_path / "o.qrels")], env=_env(fake_key),
+                             capture_output=True, text=True, timeout=120)
+        assert srv.stats()["requests"] == 0
+    assert bad.returncode == 2
+    lines = bad.stderr.strip().splitlines()
+    assert len(lines) == 1 and "table judgments has columns id, verdict" in lines[0] and "postgresql://" in lines[0]
