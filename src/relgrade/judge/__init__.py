@@ -17,10 +17,12 @@ Python API::
   ``corpus``/``queries`` mappings.
 - :func:`judge_pairs` judges each pair on its own (pointwise), once per distinct (query, chunk
   text), through litellm (``openai/...``, ``anthropic/...``, ``ollama/...``, any OpenAI-compatible
-  server with ``api_base``). Every answer is committed to a SQLite store the moment it arrives,
-  keyed by (model, prompt hash, sampling params, query text, chunk text), so a re-run pays for
-  nothing and a killed run pays again only for the calls that were in flight. Inside an event
-  loop use ``await ajudge_pairs(...)``.
+  server with ``api_base``). Every answer is committed to the store the moment it arrives (a SQLite
+  file, or ``postgresql://...`` shared by a team), keyed by (model, prompt hash, sampling params,
+  query text, chunk text), so a re-run pays for nothing and a killed run pays again only for the
+  calls that were in flight. Pairs are claimed (with a lease) before they are paid for, so several
+  processes on one store split the work and pay nothing twice. Inside an event loop use
+  ``await ajudge_pairs(...)``.
 - :func:`judge_batch` sends the pairs not in the store to the provider's batch API (OpenAI Batch,
   Anthropic Message Batches) at about half price; the batch ids are in the store, so a killed run
   resumes polling. :func:`batch_status` lists the pending batches.

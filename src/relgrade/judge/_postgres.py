@@ -14,7 +14,7 @@ import time
 from typing import Any, Mapping
 
 from relgrade._errors import InputError
-from relgrade.judge._store import COLUMNS, DEFAULT_LEASE_S, JudgmentStore, decode, redact
+from relgrade.judge._store import COLUMNS, DEFAULT_LEASE_S, JudgmentStore, decode, gone, redact
 
 __all__ = ["PostgresStore"]
 
@@ -34,6 +34,7 @@ class PostgresStore(JudgmentStore):
         self.lease_s = float(lease_s)
         self.readonly = readonly
         self._db = None
+        self._empty = False
         try:
             import psycopg
         except ImportError:
@@ -70,6 +71,7 @@ class PostgresStore(JudgmentStore):
                 "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
                 "AND table_name = %s ORDER BY ordinal_position", (table,)))
             if self.readonly and not have:
+                self._empty = True  # a dry run on a database with no store yet: nothing cached, nothing created
                 continue
             if have != cols:
                 raise InputError(f"its table {table} has columns {', '.join(have) or '(none)'}, not a relgrade store's "
@@ -82,6 +84,9 @@ class PostgresStore(JudgmentStore):
             self._fail(exc)
 
     def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        if self._empty:
+            return {}
+
         def read(db):
             out: dict[str, dict[str, Any]] = {}
             for i in range(0, len(keys), 1000):
@@ -120,10 +125,11 @@ class PostgresStore(JudgmentStore):
             with db.transaction():
                 # A claim row per key first (no-op when present), so that every key has a row to lock.
                 db.execute("INSERT INTO claims (key, owner, expires) SELECT k, '', 0 FROM unnest(%s::text[]) AS k "
-                           "ON CONFLICT (key) DO NOTHING", (keys,))
+                           "ON CONFLICT (key) DO NOTHING", (sorted(keys),))  # one lock order: no deadlock
                 locked = {k: (o, e) for k, o, e in db.execute(
                     "SELECT key, owner, expires FROM claims WHERE key = ANY(%s) FOR UPDATE SKIP LOCKED", (keys,))}
-                if len(locked) < len(set(keys)) or any(o not in ("", owner) and e > now for o, e in locked.values()):
+                if len(locked) < len(set(keys)) or any(o not in ("", owner) and e > now and not gone(o)
+                                                      for o, e in locked.values()):
                     return set(), True  # another process is claiming one of them now, or holds a live lease
                 answered = {k for k, s, c in db.execute(
                     "SELECT key, status, created FROM judgments WHERE key = ANY(%s)", (keys,))

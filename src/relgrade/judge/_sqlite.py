@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from relgrade._errors import InputError
-from relgrade.judge._store import COLUMNS, DEFAULT_LEASE_S, DEFAULT_STORE, JudgmentStore, decode
+from relgrade.judge._store import COLUMNS, DEFAULT_LEASE_S, DEFAULT_STORE, JudgmentStore, decode, gone
 
 __all__ = ["SQLiteStore"]
 
@@ -144,7 +144,7 @@ class SQLiteStore(JudgmentStore):
                         row[0] == "unjudged" and (retry_before is None or row[1] >= retry_before))):
                     continue
                 held = db.execute("SELECT owner, expires FROM claims WHERE key = ?", (key,)).fetchone()
-                if held is not None and held[0] != owner and held[1] > now:
+                if held is not None and held[0] != owner and held[1] > now and not gone(held[0]):
                     db.execute("ROLLBACK")
                     return set(), True
                 free.append(key)

@@ -11,7 +11,7 @@ and latency. Query and chunk texts are not stored, only hashed.
 Claims before calls: before paying for a key a process claims it (a row in ``claims`` with its owner
 and a lease expiry, written in one transaction that also checks the key is not already answered).
 Other processes skip a claimed key and poll for its answer; a claim whose lease expired (its process
-was killed) is taken over. A ``judged`` row is never replaced. Backends: SQLite (the embedded
+was killed on another machine), or whose owner is a dead process of this machine, is taken over. A ``judged`` row is never replaced. Backends: SQLite (the embedded
 default, :mod:`relgrade.judge._sqlite`) and PostgreSQL (``postgresql://...``,
 :mod:`relgrade.judge._postgres`, a shared team store), same tables and semantics.
 
@@ -56,6 +56,22 @@ def judgment_key(model: str, prompt_sha256: str, params: Mapping[str, Any], quer
 def new_owner() -> str:
     """A claim owner id: host, pid and a random suffix (unique per run)."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def gone(owner: str) -> bool:
+    """True when ``owner`` is a process of this host that no longer runs (killed): its claims are taken
+    over at once instead of after the lease. Owners on other hosts are only ever taken over by lease."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def is_url(spec: str | Path) -> bool:
