@@ -124,6 +124,20 @@ def batch_status(store: "str | Path | JudgmentStore | None" = None, *, model: st
             db.close()
 
 
+def in_pending_batches(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | Path | Prompt | None" = None,
+                       store: "JudgmentStore", config: JudgeConfig | None = None, max_grade: int | None = None) -> int:
+    """How many distinct judgments of ``pairs`` are in a batch still pending in the store (the online judge
+    must not pay for them again: they are paid for when the batch is collected)."""
+    config = config or JudgeConfig()
+    model, prompt_obj = _resolve(model, prompt, max_grade)
+    ledger = store.batch_ledger()
+    rows = [r for r in ledger.rows(model=model) if (r.detail or {}).get("prompt_hash") == prompt_obj.hash]
+    if not rows:
+        return 0
+    pending = {k for r in rows for k, _ in ledger.items(r.local_id).values()}
+    return sum(1 for u in make_units(pairs, model, prompt_obj, config) for k in u.keys if k in pending)
+
+
 class _BatchRun:
     def __init__(self, model: str, prompt: Prompt, db: JudgmentStore, config: JudgeConfig, api, *,
                  batch_size: int, max_rounds: int, fallback: str):
@@ -446,4 +460,4 @@ def judge_batch(pairs: Sequence[Pair], *, handle_sigint: bool = True, **kwargs: 
 
 
 __all__ = ["BATCH_DISCOUNT", "DEFAULT_BATCH_SIZE", "DEFAULT_POLL_INTERVAL", "ajudge_batch", "batch_adapter",
-           "batch_cost", "batch_price_per_token", "batch_status", "judge_batch"]
+           "batch_cost", "batch_price_per_token", "batch_status", "in_pending_batches", "judge_batch"]

@@ -175,6 +175,15 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
         bar.refresh()
 
     db, _ = open_store(store or None, lease_s=lease)  # opened (and checked writable) before any call
+    if not use_batch:
+        from relgrade.judge._batch import in_pending_batches
+
+        n = in_pending_batches(pairs, model=model, prompt=prompt, store=db, config=config, max_grade=max_grade)
+        if n:
+            db.close()
+            raise InputError(f"{n} of these judgments are in provider batches still pending in {db.path} "
+                             "(relgrade judge --batch-status); collect them with the same command and --batch "
+                             "instead of paying for them twice")
     try:
         if use_batch:
             from relgrade.judge._batch import judge_batch
