@@ -62,10 +62,18 @@ class BatchLedger:
 
     _LOCK = 7243017  # pg_advisory_xact_lock id: one batch opened at a time per database
 
-    def __init__(self, db: Any, dialect: str = "sqlite", *, readonly: bool = False):
+    def __init__(self, db: Any, dialect: str = "sqlite", *, readonly: bool = False,
+                 errors: tuple[type[BaseException], ...] = (), on_error=None):
         self._db = db
         self.pg = dialect == "postgres"
         self.empty = False
+        self._errors, self._on_error = errors, on_error
+        try:
+            self._setup(readonly)
+        except self._errors as exc:  # a corrupted or unreachable store: the store's one-line error
+            self._on_error(exc)
+
+    def _setup(self, readonly: bool) -> None:
         if readonly:  # a read-only store (``--batch-status``): no table created, none there means no batch
             probe = "SELECT to_regclass('batches') IS NOT NULL" if self.pg else \
                 "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'batches'"
@@ -76,7 +84,10 @@ class BatchLedger:
                 self._x(stmt.replace(" REAL ", " DOUBLE PRECISION ") if self.pg else stmt)
 
     def _x(self, sql: str, args: tuple | list = ()):
-        return self._db.execute(sql.replace("?", "%s") if self.pg else sql, args)
+        try:
+            return self._db.execute(sql.replace("?", "%s") if self.pg else sql, args)
+        except self._errors as exc:
+            self._on_error(exc)  # closes the connection (rolling back) and raises the store's one-line error
 
     @contextmanager
     def _tx(self):
@@ -89,9 +100,12 @@ class BatchLedger:
         try:
             yield
         except BaseException:
-            self._db.execute("ROLLBACK")
+            try:
+                self._db.execute("ROLLBACK")
+            except Exception:  # noqa: BLE001 - the connection is already closed by the store's error path
+                pass
             raise
-        self._db.execute("COMMIT")
+        self._x("COMMIT")
 
     def open(self, local_id: str, *, provider: str, model: str, items: Iterable[tuple[str, str, str]],
              detail: dict[str, Any] | None = None) -> list[tuple[str, str, str]]:

@@ -145,8 +145,9 @@ class JudgmentStore:
         from relgrade.judge._batch_store import BatchLedger
 
         db = getattr(self, "_db", None)
-        return BatchLedger(db, "sqlite" if isinstance(db, sqlite3.Connection) else "postgres",
-                           readonly=self.readonly)
+        lite = isinstance(db, sqlite3.Connection)
+        return BatchLedger(db, "sqlite" if lite else "postgres", readonly=self.readonly,
+                           errors=(sqlite3.DatabaseError,) if lite else (self._errors,), on_error=self._fail)
 
     def __len__(self) -> int:
         raise NotImplementedError
