@@ -196,3 +196,24 @@ def test_postgres_dry_run_writes_nothing_and_a_foreign_table_is_refused(fakes, t
     assert bad.returncode == 2
     lines = bad.stderr.strip().splitlines()
     assert len(lines) == 1 and "table judgments has columns id, verdict" in lines[0] and "postgresql://" in lines[0]
+
+
+def test_a_judged_row_is_never_replaced(store_spec):
+    from relgrade.judge import JudgmentStore
+
+    with JudgmentStore(store_spec, lease_s=30) as db:
+        assert db.claim(["k1"], "a:1:x") == ({"k1"}, False)
+        assert db.claim(["k1"], "b:2:y") == (set(), True)  # held by a live lease elsewhere
+        assert db.put("k1", model="m", prompt_hash="p", status="judged", grade=2, record={"reason": "a"}, owner="a:1:x")
+        # a late 'unjudged' (or a second 'judged') answer for the same key does not overwrite it
+        assert not db.put("k1", model="m", prompt_hash="p", status="unjudged", grade=None, record={"raw_answer": "?"},
+                          owner="b:2:y")
+        assert not db.put("k1", model="m", prompt_hash="p", status="judged", grade=0, record={}, owner="b:2:y")
+        assert db.get("k1")["grade"] == 2 and db.get("k1")["status"] == "judged"
+        assert db.claim(["k1"], "b:2:y") == (set(), False)  # answered: nothing to claim, not busy
+        # unjudged -> judged is an upgrade; unjudged rows are claimable again only for --retry-unjudged
+        db.put("k2", model="m", prompt_hash="p", status="unjudged", grade=None, record={}, owner=None)
+        assert db.claim(["k2"], "b:2:y") == (set(), False)
+        assert db.claim(["k2"], "b:2:y", retry_before=float("inf")) == ({"k2"}, False)
+        assert db.put("k2", model="m", prompt_hash="p", status="judged", grade=1, record={}, owner="b:2:y")
+        assert db.get("k2")["grade"] == 1 and len(db) == 2

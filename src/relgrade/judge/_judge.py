@@ -118,12 +118,14 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
         async def worker() -> None:
             while engine.stopped is None and engine.fatal is None:
                 unit = next(queue, None)
-                if unit is None:
+                polled = unit is None
+                if polled:
                     if not waiting:
                         return
                     unit = waiting.popleft()
-                    await asyncio.sleep(poll)
                 try:
+                    if polled:
+                        await asyncio.sleep(poll)
                     if not engine.acquire(unit):
                         waiting.append(unit)
                         continue
@@ -160,7 +162,10 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
         async def heartbeat() -> None:  # keep this process's claims alive while it works
             while True:
                 await asyncio.sleep(db.lease_s / 3)
-                db.renew(owner)
+                try:
+                    db.renew(owner)
+                except InputError:  # the store went away: the next put reports it
+                    return
 
         watcher = asyncio.ensure_future(watch()) if stop_event is not None else None
         beat = asyncio.ensure_future(heartbeat())
@@ -171,7 +176,10 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
             if watcher is not None:
                 watcher.cancel()
             await caller.aclose()
-            db.release(owner)
+            try:
+                db.release(owner)  # unfinished pairs go back to the pool at once (else after the lease)
+            except InputError:
+                pass
         if engine.fatal is not None:
             done = sum(1 for u in finished if u.paid_now)
             raise InputError(f"{engine.fatal} ({done} judgments paid before the error are kept in {db.path})")
