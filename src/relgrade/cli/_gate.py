@@ -19,6 +19,8 @@ def read_report(path: str) -> dict:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON ({exc.msg}); pass a file written by 'relgrade evaluate --json'", path=path, line=exc.lineno) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply to read; pass a file written by 'relgrade evaluate --json'", path=path) from None
     if not isinstance(data, dict) or not isinstance(data.get("aggregate"), dict):
         raise InputError("no 'aggregate' object; pass a file written by 'relgrade evaluate --json'", path=path)
     return data

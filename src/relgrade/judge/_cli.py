@@ -106,6 +106,10 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
                  queries=read_queries(queries) if queries else None)
     if out and Path(out).parent and not Path(out).parent.exists():
         raise InputError(f"--out {out}: the folder {Path(out).parent} does not exist")
+    if out and Path(out).suffix.lower() not in {".csv", ".jsonl", ".ndjson", ".json"}:
+        from relgrade.io._qrels import check_trec_ids  # before paying: TREC qrels cannot hold ids with spaces
+
+        check_trec_ids([x for p in pairs for x in (p.query_id, p.doc_id)], path=out)
     local = model.startswith("local/")
 
     if dry_run:
