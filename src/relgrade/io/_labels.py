@@ -378,8 +378,8 @@ def _trec_rows(path, text: str):
     for number, line in iter_lines(text):
         fields_ = line.split()
         if len(fields_) != 4:
-            raise InputError(f"expected 4 fields 'query_id iteration doc_id grade' (TREC qrels), got {len(fields_)}; "
-                             "ids cannot contain spaces (use a CSV file)", path=path, line=number)
+            raise InputError(f"expected 4 fields 'query_id iteration doc_id grade' (TREC qrels), got {len(fields_)}",
+                             path=path, line=number)
         yield number, {"query_id": fields_[0], "doc_id": fields_[2], "grade": fields_[3]}
 
 
