@@ -103,7 +103,7 @@ def _weights_kwargs(agreement, humans) -> dict:
 @click.option("--report", "report_out", metavar="OUT.html", help="Write a self-contained HTML report.")
 @click.option("--scale", default="0-3", show_default=True, help="Declared grade scale, e.g. 0-3 or 0,1,2.")
 @click.option("--threshold", default=2, show_default=True, type=int, help="Binary relevance: grade >= threshold.")
-@click.option("--n-boot", default=1000, show_default=True, type=click.IntRange(0), help="Bootstrap resamples of queries.")
+@click.option("--n-boot", default=1000, show_default=True, type=int, help="Bootstrap resamples of queries (>= 1).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap and cross-validation seed.")
 @click.option("--mapping/--no-mapping", default=True, show_default=True,
               help="Fit a monotone judge-to-human mapping (adopted only if held-out kappa improves beyond noise).")
@@ -116,6 +116,9 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
     from relgrade.calibration._inputs import dumps
     import dataclasses
 
+    from relgrade.metrics._settings import check_n_boot
+
+    check_n_boot(n_boot)
     scale_t = parse_scale(scale)
     if json_out and Path(json_out).is_dir():
         raise InputError("--json must be a file path, not a directory", path=json_out)
