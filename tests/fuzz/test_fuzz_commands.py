@@ -41,7 +41,9 @@ COMMANDS = {
               {"run": ["trec_run"]}),
     "calibrate": (["calibrate", "--judge", "{judge}", "--human", "{human}", "--n-boot", "20", "--no-mapping"],
                   {"judge": ["details"], "human": ["csv_labels"]}),
-    "sample": (["sample", "--judge", "{judge}", "--n", "2", "--out", "{tmp}/sample.csv"], {"judge": ["details"]}),
+    "sample": (["sample", "--judge", "{judge}", "--n", "2", "--out", "{tmp}/sample.csv", "--exclude", "{exclude}",
+                "--run", "{run}", "--depth", "3"],
+               {"judge": ["details"], "exclude": ["csv_labels"], "run": ["trec_run"]}),
     "hybrid": (["hybrid", "--human", "{human}", "--judge", "{judge}", "--corpus", "{corpus}", "--mapping", "{mapping}",
                 "--out", "{tmp}/hy.jsonl"],
                {"human": ["csv_labels"], "judge": ["details"], "corpus": ["corpus"], "mapping": ["mapping"]}),
@@ -72,6 +74,8 @@ def _cases():
 def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("world")
     files = write_world(root)
+    files["exclude"] = root / "labeled.csv"
+    files["exclude"].write_text("query_id,doc_id,grade\nq6,d1,2\n")
     for name in ("baseline", "current"):
         files[name] = root / f"{name}.json"
         assert main(["evaluate", "--run", str(files["run"]), "--qrels", str(files["qrels"]), "--n-boot", "20",
