@@ -165,7 +165,7 @@ def is_hybrid_text(path: str | Path, text: str) -> bool:
             continue
         try:
             obj = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             return False
         return isinstance(obj, dict) and obj.get("source") in SOURCES and "doc_id" in obj and "grade" in obj
     return False

@@ -21,7 +21,8 @@ from typing import Any, Iterable
 
 from relgrade._errors import InputError
 from relgrade.io._qrels import Qrels
-from relgrade.io._text import iter_jsonl, read_text, sniff_kind
+from relgrade.io._labels import parse_grade
+from relgrade.io._text import iter_jsonl, loads_json, read_text, sniff_kind
 
 
 def query_id_for(query: str) -> str:
@@ -104,10 +105,7 @@ def read_golden(path: str | Path) -> GoldenSet:
 
 def read_golden_text(path: str | Path, text: str, kind: str) -> GoldenSet:
     if kind == "json":
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg}); fix the file or write one case per line (JSONL)", path=path, line=exc.lineno) from None
+        items = loads_json(text, path=path)
         if not isinstance(items, list):
             raise InputError("a JSON golden set must be a list of cases", path=path)
         rows: Iterable[tuple[int | None, Any]] = ((None, item) for item in items)
@@ -141,9 +139,10 @@ def _case(obj: Any, path, line, index) -> GoldenCase:
         raise InputError("'relevance_grades' must be an object {doc_id: grade}", **where)
     clean: dict[str, int] = {}
     for doc, grade in grades.items():
-        if isinstance(grade, bool) or not isinstance(grade, (int, float)) or grade != int(grade):
-            raise InputError(f"grade {grade!r} for {doc!r} is not an integer; use 0-3", **where)
-        clean[str(doc)] = int(grade)
+        value = parse_grade(grade, what=f"grade for {doc!r}", **where)
+        if value is None:
+            raise InputError(f"grade for {doc!r} is empty; use an integer such as 0-3", **where)
+        clean[str(doc)] = value
     forbidden = obj.get("forbidden_doc_ids", [])
     if not isinstance(forbidden, list):
         raise InputError("'forbidden_doc_ids' must be a list of document ids", **where)

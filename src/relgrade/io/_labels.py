@@ -133,6 +133,9 @@ class LabelSet:
     def consensus(self) -> tuple[Label, ...]:
         """One label per pair: the :func:`lower_median` of its annotators' grades, every grade in ``annotations``,
         the latest time; a pair labeled on two different texts is an error (relabel it on the current text)."""
+        if len({(lab.query_id, lab.doc_id) for lab in self.labels}) == len(self.labels) and \
+                all(lab.annotations is None for lab in self.labels):
+            return self.labels  # one row per pair: nothing to combine
         groups: dict[tuple[str, str], list[Label]] = {}
         for lab in self.labels:
             groups.setdefault((lab.query_id, lab.doc_id), []).append(lab)
@@ -187,7 +190,8 @@ class LabelSet:
     def to_qrels(self) -> "Qrels":
         from relgrade.io._qrels import Qrels
 
-        return Qrels(self.grades(), annotations=self.annotations(), source=self.source)
+        plain = all(lab.annotator is None and lab.annotations is None for lab in self.labels)
+        return Qrels(self.grades(), annotations={} if plain else self.annotations(), source=self.source)
 
     def to_frame(self) -> "pd.DataFrame":
         """A pandas table, one row per label, with :data:`COLUMNS` (plus any other field a row sets)."""
@@ -204,6 +208,8 @@ def parse_grade(value: Any, *, path: str | Path | None = None, line: int | None 
                 what: str = "grade") -> int | None:
     """An integer grade from ``2``, ``2.0`` or ``"2"``; None for null or an empty cell. NaN, infinity,
     booleans, fractions and words are an :class:`InputError` naming the file and line."""
+    if type(value) is str and value.isdecimal():  # the common case (int() reads every Unicode decimal digit)
+        return int(value)
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if isinstance(value, bool):
@@ -294,6 +300,10 @@ def _is_details(obj: Mapping[str, Any]) -> bool:
 
 
 def _id(value: Any, name: str, path, line: int) -> str:
+    if type(value) is str:
+        out = value.strip()
+        if out:
+            return out
     if value is None or isinstance(value, (bool, dict, list)) or (isinstance(value, float) and not math.isfinite(value)):
         raise InputError(f"{name} {value!r} is not an id; each label needs query_id, doc_id and grade", path=path, line=line)
     out = value.strip() if isinstance(value, str) else str(value)
@@ -323,7 +333,27 @@ def _number(value: Any, name: str, path, line: int, *, positive: bool = False) -
     return number
 
 
+_PLAIN = frozenset(("query_id", "doc_id", "grade", "annotator"))
+
+
+def _plain_label(query_id: str, doc_id: str, grade: int | None, source: str, annotator: str | None) -> Label:
+    """A :class:`Label` with only the plain fields set, built without the dataclass ``__init__`` (which sets all
+    21 fields one by one: 4x the cost of the whole TREC reader on 500k rows). The unset fields read their
+    defaults from the class; ``source`` is checked by the caller."""
+    lab = object.__new__(Label)
+    d = lab.__dict__
+    d["query_id"], d["doc_id"], d["grade"], d["source"] = query_id, doc_id, grade, source
+    if annotator is not None:
+        d["annotator"] = annotator
+    return lab
+
+
 def _row_label(row: Mapping[str, Any], path, line: int, source: str) -> Label:
+    if _PLAIN.issuperset(row):  # the common plain row: no provenance to read
+        a = row.get("annotator")
+        return _plain_label(_id(row.get("query_id"), "query_id", path, line), _id(row.get("doc_id"), "doc_id", path, line),
+                            parse_grade(row.get("grade"), path=path, line=line), source,
+                            a.strip() or None if type(a) is str else _str(a))
     q = _id(pick(row, QUERY_FIELDS), "query_id", path, line)
     d = _id(pick(row, DOC_FIELDS), "doc_id", path, line)
     g = parse_grade(pick(row, GRADE_FIELDS), path=path, line=line)
@@ -374,13 +404,14 @@ def _row_label(row: Mapping[str, Any], path, line: int, source: str) -> Label:
     )
 
 
-def _trec_rows(path, text: str):
+def _trec_rows(path, text: str, source: str):
+    """``(line, Label)`` per TREC qrels line (the fields are whitespace-free tokens: no id to strip)."""
     for number, line in iter_lines(text):
         fields_ = line.split()
         if len(fields_) != 4:
-            raise InputError(f"expected 4 fields 'query_id iteration doc_id grade' (TREC qrels), got {len(fields_)}; "
-                             "ids cannot contain spaces (use a CSV file)", path=path, line=number)
-        yield number, {"query_id": fields_[0], "doc_id": fields_[2], "grade": fields_[3]}
+            raise InputError(f"expected 4 fields 'query_id iteration doc_id grade' (TREC qrels), got {len(fields_)}",
+                             path=path, line=number)
+        yield number, _plain_label(fields_[0], fields_[2], parse_grade(fields_[3], path=path, line=number), source, None)
 
 
 def read_labels(path: str | Path, *, source: str = "human", scale: Sequence[int] | None = DEFAULT_SCALE,
@@ -411,7 +442,7 @@ def read_labels(path: str | Path, *, source: str = "human", scale: Sequence[int]
         rows = iter_csv(path, text, what="labels file (query_id,doc_id,grade)")
         per_pair_only = False
     else:
-        rows = _trec_rows(path, text)
+        rows = _trec_rows(path, text, source)
         per_pair_only = True
     labels: list[Label] = []
     lines: list[int] = []
@@ -429,12 +460,12 @@ def read_labels(path: str | Path, *, source: str = "human", scale: Sequence[int]
                 raise InputError(f"CSV header {list(row)} has no {', '.join(missing)} column; the header must name "
                                  "query_id,doc_id,grade", path=path, line=1)
         header_checked = True
-        lab = _row_label(row, path, number, source)
+        lab = row if type(row) is Label else _row_label(row, path, number, source)
         if lab.source == "judge" and lab.scale is not None and declared is None:
             declared = lab.scale
         model = model or lab.model
         if lab.grade is None:
-            if empty == "error" and not _is_details(row):
+            if empty == "error" and lab.source != "judge" and not _is_details(row):
                 raise InputError("missing grade; each label needs query_id, doc_id and grade", path=path, line=number)
             n_empty += 1
             unjudged[(lab.query_id, lab.doc_id)] = None

@@ -165,6 +165,6 @@ def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]], path: str | Path
 def check_trec_ids(ids: Iterable[str], *, path: str | Path, what: str = "qrels") -> None:
     """Refuse ids a TREC file cannot hold (empty, or with whitespace: the line would split wrong)."""
     for i in ids:
-        if not i or any(c.isspace() for c in i):
-            raise InputError(f"id {i!r} is empty or contains whitespace, so TREC {what} cannot hold it; "
+        if not i or i.startswith("#") or any(c.isspace() for c in i):
+            raise InputError(f"id {i!r} is empty, starts with # or contains whitespace, so TREC {what} cannot hold it; "
                              "write a .csv or .jsonl file instead", path=path)

@@ -178,8 +178,8 @@ def _read_trec_run(path, text: str, name: str) -> Run:
         fields = line.split()
         if len(fields) != 6:
             raise InputError(
-                f"expected 6 fields 'query_id Q0 doc_id rank score tag' (TREC run), got {len(fields)}; "
-                "ids cannot contain spaces (use a JSONL run)", path=path, line=number,
+                f"expected 6 fields 'query_id Q0 doc_id rank score tag' (TREC run), got {len(fields)}",
+                path=path, line=number,
             )
         q, _, d, rank, score, _tag = fields
         try:

@@ -148,6 +148,10 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     if out:
         check_writable(Path(out), "--out")
         check_writable(details_path(out), "--out (its details file)")
+        if Path(out).suffix.lower() not in {".csv", ".jsonl", ".ndjson", ".json"}:
+            from relgrade.io._qrels import check_trec_ids  # before paying: TREC qrels cannot hold ids with spaces
+
+            check_trec_ids([x for p in pairs for x in (p.query_id, p.doc_id)], path=out)
     local = model.startswith("local/")
 
     if dry_run:

@@ -10,7 +10,7 @@ from relgrade._errors import InputError
 
 
 @click.command("label")
-@click.argument("items", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("items", type=click.Path(path_type=Path))  # a folder or a bad file: one-line error from read_items
 @click.option("--store", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="SQLite file of labels (default: ITEMS.labels.sqlite). Created if missing; shared by annotators.")
 @click.option("--annotator", default="", envvar="RELGRADE_ANNOTATOR",
