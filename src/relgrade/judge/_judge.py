@@ -295,7 +295,7 @@ class _Engine:
         if unit.messages is None:
             unit.messages = self.prompt.render(unit.query, unit.text)
         messages = unit.messages
-        est = count_tokens(self.model, messages) if self.budget.max_cost is not None else 0
+        est = count_tokens(self.model, messages) if (self.budget.max_cost is not None or self.config.tpm) else 0
         lo, hi = min(self.prompt.scale), max(self.prompt.scale)
         if stored is not None and stored["status"] == "pending_repair":
             first = stored
@@ -493,7 +493,7 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
 
         # Twice as many workers as request slots (Caller.slots): while one worker parses and stores an
         # answer, or waits out a Retry-After, another one's request already takes the freed slot.
-        tasks = [asyncio.ensure_future(worker()) for _ in range(min(2 * config.concurrency, max(1, len(todo))))]
+        tasks = [asyncio.ensure_future(worker()) for _ in range(min(2 * caller.capacity, max(1, len(todo))))]
 
         async def watch() -> None:
             await stop_event.wait()  # type: ignore[union-attr]
