@@ -114,6 +114,8 @@ def is_retryable(exc: BaseException) -> bool:
     openai = sys.modules.get("openai")  # only litellm's calls raise openai's errors: never import it here
     if openai is not None and isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError)):
         return True
+    if type(exc).__name__ == "RouterRateLimitError":  # litellm's Router: every deployment is cooling down
+        return True
     status = _status(exc)
     return status is not None and (status in _RETRY_STATUS or status >= 500)
 
@@ -352,7 +354,16 @@ class Caller:
             for name in ("api_base", "api_key", "max_retries", "num_retries"):
                 kwargs.pop(name, None)
             kwargs["model"] = "relgrade-judge"
-        response = await asyncio.wait_for(call(messages=messages, **kwargs), guard)
+        while True:
+            try:
+                response = await asyncio.wait_for(call(messages=messages, **kwargs), guard)
+                break
+            except Exception as exc:
+                # litellm's Router refuses (429) a request when every deployment's max_parallel_requests slots are
+                # taken: the request was never sent (nothing paid, not an attempt); wait for a slot.
+                if self.router is None or "max_parallel_requests" not in str(exc):
+                    raise
+                await asyncio.sleep(0.02)
         latency = time.perf_counter() - start
         choice = response.choices[0]
         content = getattr(choice.message, "content", None) or ""

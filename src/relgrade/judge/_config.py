@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from relgrade._errors import InputError
@@ -63,9 +64,10 @@ class JudgeConfig:
                 raise InputError(f"{_flag(name)} must be an integer >= {low}, got {value!r}")
 
         def positive(name: str, value, allow_zero: bool = False) -> None:
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
             if not ok or value < 0 or (value == 0 and not allow_zero):
-                raise InputError(f"{_flag(name)} must be a {'non-negative' if allow_zero else 'positive'} number, got {value!r}")
+                raise InputError(f"{_flag(name)} must be a finite {'non-negative' if allow_zero else 'positive'} number, "
+                                 f"got {value!r}")
 
         positive_int("concurrency", self.concurrency)
         positive_int("max_attempts", self.max_attempts)

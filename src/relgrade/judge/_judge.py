@@ -12,6 +12,7 @@ stored, asked again on the next run.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import signal
 import statistics
 import threading
@@ -78,6 +79,8 @@ class Judgment:
     scale: tuple[int, ...] | None = None
     """The grades the prompt allows (``(0, 1, 2, 3)``, ``(0, 1)`` for a binary judge); in the details
     JSONL so that ``relgrade calibrate`` compares a binary judge with graded human labels correctly."""
+    runs: tuple[int, ...] = ()
+    """The runs (indices in pooling order) that showed this text for this (query id, doc id)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The details-JSONL object (``raw_answer`` only when not judged; sample fields only with samples)."""
@@ -89,7 +92,10 @@ class Judgment:
             "prompt_hash": self.prompt_hash, "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens, "cost_usd": self.cost_usd,
             "latency_s": self.latency_s, "cached": self.cached,
+            "text_sha256": hashlib.sha256(self.text.encode("utf-8")).hexdigest(),
         }
+        if self.runs:
+            out["runs"] = list(self.runs)
         if self.scale is not None:
             out["scale"] = list(self.scale)
         if self.status != "judged":
@@ -124,12 +130,31 @@ class JudgeResult:
     """One ``(cause, seconds waited)`` per retry: the HTTP status (``"429"``) or the error type."""
 
     def qrels(self) -> dict[str, dict[str, int]]:
-        """``{query_id: {doc_id: grade}}`` of the judged pairs (unjudged and failed left out)."""
+        """``{query_id: {doc_id: grade}}`` of the judged pairs (unjudged and failed left out).
+
+        A qrels file holds one grade per (query id, doc id). When runs showed one doc id with
+        different texts (:meth:`conflicts`), each text is judged and kept in the details with its
+        ``text_sha256`` and ``runs``; the qrels hold the grade of the text of the *first* run in
+        pooling order that showed the doc (left out if that text got no grade), never the other
+        text's grade in its place. Evaluate the other runs with the details, or give their chunks
+        their own ids.
+        """
         out: dict[str, dict[str, int]] = {}
+        first: set[tuple[str, str]] = set()
         for j in self.judgments:
+            if (j.query_id, j.doc_id) in first:
+                continue
+            first.add((j.query_id, j.doc_id))
             if j.grade is not None:
                 out.setdefault(j.query_id, {})[j.doc_id] = j.grade
         return out
+
+    def conflicts(self) -> dict[tuple[str, str], tuple[Judgment, ...]]:
+        """(query id, doc id) pairs judged on more than one text (runs that showed different texts)."""
+        by_ids: dict[tuple[str, str], list[Judgment]] = {}
+        for j in self.judgments:
+            by_ids.setdefault((j.query_id, j.doc_id), []).append(j)
+        return {k: tuple(v) for k, v in by_ids.items() if len({j.text for j in v}) > 1}
 
     @property
     def unjudged(self) -> tuple[Judgment, ...]:
@@ -371,7 +396,7 @@ def _aggregate(unit: _Unit, model: str, prompt: Prompt, samples: int, cached: bo
 
 def _ids(unit: _Unit) -> dict[str, str]:
     p = unit.pairs[0]
-    return {"query_id": p.query_id, "doc_id": p.doc_id, "query": p.query, "text": p.text}
+    return {"query_id": p.query_id, "doc_id": p.doc_id, "query": p.query, "text": p.text, "runs": p.runs}
 
 
 def _fan_out(unit: _Unit, judgment: Judgment) -> list[Judgment]:
@@ -379,14 +404,15 @@ def _fan_out(unit: _Unit, judgment: Judgment) -> list[Judgment]:
 
     out = [judgment]
     for p in unit.pairs[1:]:
-        out.append(replace(judgment, query_id=p.query_id, doc_id=p.doc_id, cached=judgment.status != "failed"))
+        out.append(replace(judgment, query_id=p.query_id, doc_id=p.doc_id, runs=p.runs,
+                           cached=judgment.status != "failed"))
     return out
 
 
 def _resolve(model: str | None, prompt: "str | Path | Prompt | None", max_grade: int | None) -> tuple[str, Prompt]:
-    model = model or DEFAULT_MODEL
-    if not isinstance(model, str) or not model.strip():
-        raise InputError("--model must be a litellm model name such as openai/gpt-4o-mini")
+    model = DEFAULT_MODEL if model is None else model  # "" is an error, never the default model
+    if not isinstance(model, str) or not model.strip() or model != model.strip():
+        raise InputError(f"--model must be a litellm model name such as openai/gpt-4o-mini, got {model!r}")
     if prompt is None:
         prompt = "local" if model.startswith("local/") else "graded"
     return model, load_prompt(prompt, max_grade=max_grade)
@@ -516,9 +542,9 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
         judgments: list[Judgment] = []
         for unit in finished:
             judgments.extend(_fan_out(unit, _aggregate(unit, model, prompt_obj, config.samples, not unit.paid_now)))
-        order = {(p.query_id, p.doc_id): n for n, p in enumerate(pairs)}
-        judgments.sort(key=lambda j: order.get((j.query_id, j.doc_id), 0))
-        left = sorted((p for u in remaining for p in u.pairs), key=lambda p: order.get((p.query_id, p.doc_id), 0))
+        order = {(p.query_id, p.doc_id, p.text): n for n, p in enumerate(pairs)}  # one doc id may have two texts
+        judgments.sort(key=lambda j: order.get((j.query_id, j.doc_id, j.text), 0))
+        left = sorted((p for u in remaining for p in u.pairs), key=lambda p: order.get((p.query_id, p.doc_id, p.text), 0))
         return JudgeResult(tuple(judgments), tuple(left), model=model, prompt_hash=prompt_obj.hash,
                            stopped=engine.stopped, cost_usd=budget.spent, n_calls=budget.calls,
                            cost_unknown=budget.unknown, store=str(db.path), retries=tuple(caller.sleeps))

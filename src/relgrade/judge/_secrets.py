@@ -17,6 +17,7 @@ Besides the registered values, anything after ``Bearer`` and anything shaped lik
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -41,6 +42,7 @@ def collect_secrets(*keys: str | None, env_names: Iterable[str | None] = ()) -> 
         if _CREDENTIAL_VAR.search(name) and value:
             found.append(value)
     out = {s.strip() for s in found if s and len(s.strip()) >= MIN_SECRET}
+    out |= {json.dumps(s)[1:-1] for s in out}  # as it reads inside a JSON string (a key with " or \\ in it)
     return tuple(sorted(out, key=len, reverse=True))  # longest first: a key containing another is masked whole
 
 
