@@ -67,7 +67,7 @@ def _progress_bar(total: int):
               "openai/ models only), auto (http for an openai/ model with --api-base, else litellm).")
 @click.option("--max-grade", type=int, default=None, help="Top of the scale of a custom prompt (default 3; 1 for binary).")
 @click.option("--depth", type=int, default=10, show_default=True, help="Pool the top K of every run.")
-@click.option("--concurrency", type=int, default=16, show_default=True, help="Requests in flight (a request waiting out a Retry-After or backoff frees its slot).")
+@click.option("--concurrency", type=int, default=16, show_default=True, help="Requests in flight, per --api-base server (a request waiting out a Retry-After or backoff frees its slot).")
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request before a retry.")
 @click.option("--max-attempts", type=int, default=6, show_default=True, help="Attempts per call on 429/5xx/timeouts.")
 @click.option("--rpm", type=float, default=None, help="Requests per minute limit.")

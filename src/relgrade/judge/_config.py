@@ -16,7 +16,7 @@ class JudgeConfig:
     """How to call the judge model. Only ``temperature``, ``max_tokens`` and ``samples`` change answers
     (they are in the store key); the rest (retries, timeout, concurrency, limits, budget) never are.
 
-    - ``concurrency``: requests in flight at once. A request holds its slot only while it is on the
+    - ``concurrency``: requests in flight at once, per endpoint when several ``api_base`` are given. A request holds its slot only while it is on the
       wire: not while it waits out a backoff or a ``Retry-After`` (another pair's request goes
       meanwhile), not while its answer is parsed and stored.
     - ``timeout``: seconds per request; a request past it is retried.
