@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -63,13 +64,17 @@ def write_run(path: Path, pairs: int, tag: str) -> None:
             fh.write(json.dumps({"query_id": f"q{q}", "query": f"benchmark question {q} {tag}", "results": results}) + "\n")
 
 
-def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
+def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the child process)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
         raise SystemExit(f"{cmd[:4]} failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    return wall
+    return wall, cpu
 
 
 def main() -> None:
@@ -101,9 +106,12 @@ def main() -> None:
             rows.append((r, bare, judge))
     print(f"{args.pairs} pairs, concurrency {args.concurrency}, server latency {args.latency * 1000:.0f} ms (server in "
           f"its own process); ideal wall = {ideal:.2f} s; whole processes, start-up included")
-    print(f"{'round':>5}  {'bare aiohttp':>12}  {'of ideal':>8}  {'relgrade judge':>14}  {'of ideal':>8}  {'of bare':>7}")
-    for r, bare, judge in rows:
-        print(f"{r:>5}  {bare:>11.2f}s  {ideal / bare:>8.3f}  {judge:>13.2f}s  {ideal / judge:>8.3f}  {bare / judge:>7.3f}")
+    print(f"{'round':>5}  {'bare aiohttp':>12}  {'of ideal':>8}  {'CPU':>6}  {'relgrade judge':>14}  {'of ideal':>8}  "
+          f"{'CPU':>6}  {'of bare':>7}")
+    for r, (bare, bcpu), (judge, jcpu) in rows:
+        print(f"{r:>5}  {bare:>11.2f}s  {ideal / bare:>8.3f}  {bcpu:>5.2f}s  {judge:>13.2f}s  {ideal / judge:>8.3f}  "
+              f"{jcpu:>5.2f}s  {bare / judge:>7.3f}")
+    rows = [(r, b[0], j[0]) for r, b, j in rows]
     ratios = [ideal / j for _, _, j in rows]
     base = [ideal / b for _, b, _ in rows]
     print(f"relgrade judge: {min(ratios):.3f}-{max(ratios):.3f} of ideal (bare aiohttp {min(base):.3f}-{max(base):.3f}); "

@@ -281,6 +281,14 @@ class Caller:
 
     async def complete(self, messages: list[dict[str, str]], *, sample: int = 0, est_tokens: int = 0) -> Answer:
         """One answer, retried per the policy; raises :class:`FatalCallError` or :class:`PairCallError`."""
+        # The common case first, without tenacity's per-call bookkeeping; a failure of this first attempt is
+        # replayed as tenacity's attempt 1 below, so the retry policy is the same.
+        try:
+            return await self._once(messages, sample, est_tokens, 1)
+        except (FatalCallError, PairCallError, Halted):
+            raise
+        except Exception as exc:  # noqa: BLE001 - replayed below, classified there (a bug propagates there)
+            first: BaseException | None = exc
         from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
         cfg = self.config
@@ -307,6 +315,9 @@ class Caller:
                                                before_sleep=before_sleep):
                 with attempt:
                     attempts += 1
+                    if first is not None:
+                        replay, first = first, None
+                        raise replay
                     return await self._once(messages, sample, est_tokens, attempts)
         except (FatalCallError, PairCallError, Halted):
             raise

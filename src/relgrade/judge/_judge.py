@@ -463,7 +463,7 @@ def estimate(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | 
 async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
                        prompt: "str | Path | Prompt | None" = None,
                        store: "str | Path | JudgmentStore | None" = None, config: JudgeConfig | None = None,
-                       api_base: str | None = None, api_key: str | None = None, api_key_env: str | None = None,
+                       api_base: "str | Sequence[str] | None" = None, api_key: str | None = None, api_key_env: str | None = None,
                        max_grade: int | None = None, on_progress: Callable[[dict[str, Any]], None] | None = None,
                        stop_event: asyncio.Event | None = None) -> JudgeResult:
     """Async :func:`judge_pairs`. Setting ``stop_event`` cancels the calls in flight and returns what is done
@@ -555,7 +555,7 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
 
 def judge_pairs(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | Path | Prompt | None" = None,
                 store: "str | Path | JudgmentStore | None" = None, config: JudgeConfig | None = None,
-                api_base: str | None = None, api_key: str | None = None, api_key_env: str | None = None,
+                api_base: "str | Sequence[str] | None" = None, api_key: str | None = None, api_key_env: str | None = None,
                 max_grade: int | None = None, on_progress: Callable[[dict[str, Any]], None] | None = None,
                 handle_sigint: bool = True) -> JudgeResult:
     """Judge ``pairs`` (see :func:`relgrade.judge.pool`) and return a :class:`JudgeResult`.
