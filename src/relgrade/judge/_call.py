@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import os
 import random
 import sys
@@ -242,7 +243,6 @@ class Caller:
             from relgrade.judge._endpoints import EndpointPool
 
             self.http = EndpointPool(self.api_bases or [None], self.api_key, concurrency=config.concurrency)
-            self.prices = price_per_token(model)
         else:
             self.litellm = import_litellm()
             install_log_filter(self.secrets)
@@ -250,6 +250,12 @@ class Caller:
                 from relgrade.judge._endpoints import make_router
 
                 self.router = make_router(self.litellm, model, self.api_bases, self.api_key, config)
+
+    @functools.cached_property
+    def prices(self) -> tuple[float, float] | None:
+        """(input, output) USD per token, read when the first answer arrives (while the first requests are on the
+        wire, not before them: the price table is a 1.5 MB JSON file)."""
+        return price_per_token(self.model)
 
     def halt(self, why: str) -> None:
         """Send no further request (a fatal error or a stop): a call waiting for a slot raises :class:`Halted`."""

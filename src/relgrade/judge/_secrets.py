@@ -18,7 +18,6 @@ Besides the registered values, anything after ``Bearer`` and anything shaped lik
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 from collections.abc import Iterable
@@ -61,32 +60,38 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     return _KEYLIKE.sub(MASK, text)
 
 
-class _RedactFilter(logging.Filter):
-    def __init__(self, secrets: tuple[str, ...]):
-        super().__init__("relgrade-redact")
-        self.secrets = secrets
+def _redact_filter(secrets: tuple[str, ...]):
+    """A ``logging.Filter`` that masks ``secrets`` in a record's message (logging imported only here)."""
+    import logging
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # noqa: BLE001 - a malformed record: leave it to logging's own error path
+    class RedactFilter(logging.Filter):
+        relgrade_secrets = secrets
+
+        def filter(self, record: logging.LogRecord) -> bool:
+            try:
+                message = record.getMessage()
+            except Exception:  # noqa: BLE001 - a malformed record: leave it to logging's own error path
+                return True
+            cleaned = redact(message, secrets)
+            if cleaned != message:
+                record.msg, record.args = cleaned, None
             return True
-        cleaned = redact(message, self.secrets)
-        if cleaned != message:
-            record.msg, record.args = cleaned, None
-        return True
+
+    return RedactFilter("relgrade-redact")
 
 
 def install_log_filter(secrets: tuple[str, ...]) -> None:
     """Mask ``secrets`` in the records of litellm's, openai's and httpx's loggers and their handlers."""
+    import logging
+
     for name in _LOGGERS:
         logger = logging.getLogger(name)
         for target in (logger, *logger.handlers):
-            old = [f for f in target.filters if isinstance(f, _RedactFilter)]
+            old = [f for f in target.filters if hasattr(f, "relgrade_secrets")]
             for f in old:
                 target.removeFilter(f)
-            target.addFilter(_RedactFilter(tuple(sorted({*secrets, *(s for f in old for s in f.secrets)},
-                                                        key=len, reverse=True))))
+            merged = {*secrets, *(s for f in old for s in f.relgrade_secrets)}
+            target.addFilter(_redact_filter(tuple(sorted(merged, key=len, reverse=True))))
 
 
 __all__ = ["MASK", "collect_secrets", "install_log_filter", "mask", "redact"]
