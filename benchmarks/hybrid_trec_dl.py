@@ -160,7 +160,8 @@ def main() -> None:
     lab = sorted(rng.choice(Q, n, replace=False))
     human = {topics[i]: nist[topics[i]] for i in lab}
     judge = noisy(nist, 0.3, rng)
-    rep = rank_systems(runs, human, judge, metric, rel_threshold=args.rel_threshold, n_boot=500, n_perm=2000)
+    rep = rank_systems(runs, human, judge, metric, rel_threshold=args.rel_threshold, no_answer="zero", n_boot=500,
+                       n_perm=2000)  # the estimand above: the mean over all queries
     print("\none draw, judge noise p = 0.3, through relgrade.hybrid.rank_systems:")
     print(rep.table())
     print(f"\n({time.perf_counter() - t0:.1f} s)")

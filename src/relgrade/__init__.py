@@ -37,6 +37,11 @@ _LAZY = {
     "evaluate": "relgrade.metrics",
     "evaluate_retriever": "relgrade.metrics",
     "parse_metric": "relgrade.metrics",
+    "parse_metrics": "relgrade.metrics",
+    "GateResult": "relgrade._gate",
+    "GateRow": "relgrade._gate",
+    "gate": "relgrade._gate",
+    "read_report": "relgrade._gate",
 }
 
 __all__ = ["InputError", *sorted(_LAZY)]

@@ -77,5 +77,5 @@ def test_real_entry_point_prints_no_traceback(files):
     proc = subprocess.run([sys.executable, "-m", "relgrade.cli", "evaluate", "--run", str(bad), "--qrels", str(files / "qrels.txt")],
                           capture_output=True, text=True)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == f"relgrade: error: {bad}:1: expected 6 fields 'query_id Q0 doc_id rank score tag' (TREC run), got 3"
+    assert proc.stderr.strip() == f"relgrade: error: {bad}:1: expected 6 fields 'query_id Q0 doc_id rank score tag' (TREC run), got 3; ids cannot contain spaces (use a JSONL run)"
     assert "Traceback" not in proc.stderr

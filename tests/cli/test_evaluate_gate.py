@@ -62,7 +62,10 @@ def test_gate_input_errors(tmp_path, capsys):
     (tmp_path / "ok.json").write_text(json.dumps({"aggregate": {"recall@5": 0.8}}))
     assert main(["gate", "--baseline", str(tmp_path / "bad.json"), "--current", str(tmp_path / "ok.json")]) == 2
     assert "bad.json:1: invalid JSON" in capsys.readouterr().err
-    assert main(["gate", "--baseline", str(tmp_path / "ok.json"), "--current", str(tmp_path / "ok.json")]) == 0
+    # a report that does not record how it was computed cannot be gated (issue 14): it used to pass
+    assert main(["gate", "--baseline", str(tmp_path / "ok.json"), "--current", str(tmp_path / "ok.json")]) == 2
+    err = capsys.readouterr().err
+    assert "ok.json" in err and "records no labels" in err and len(err.strip().splitlines()) == 1
     assert main(["gate", "--baseline", str(tmp_path / "ok.json"), "--current", str(tmp_path / "missing.json")]) == 2
 
 
@@ -75,3 +78,35 @@ def test_compare_command(tmp_path, capsys):
     data = json.loads((tmp_path / "c.json").read_text())
     assert data["metrics"]["recall@5"]["diff"] == 0.4
     assert data["metrics"]["recall@5"]["p_value"] < 0.01
+    assert data["settings"]["no_answer"] == "exclude" and data["settings"]["queries"]["n"] == 20
+    assert len(data["settings"]["labels"]["sha256"]) == 64
+
+
+def test_compare_table_columns_are_separated(tmp_path, capsys):
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    write_run(tmp_path / "a.txt", 18)
+    write_run(tmp_path / "b.txt", 18)  # identical runs: CI [+0.0000, +0.0000] and p 1.0000 used to run together
+    assert main(["compare", "--run-a", str(tmp_path / "a.txt"), "--run-b", str(tmp_path / "b.txt"),
+                 "--qrels", str(tmp_path / "qrels.txt"), "--metric", "recall@5,mrr"]) == 0
+    lines = capsys.readouterr().out.splitlines()[2:]
+    head, rows = lines[0], lines[1:]
+    assert [r.split()[0] for r in rows] == ["recall@5", "mrr"]
+    for row in rows:
+        assert "]1.0000" not in row and row.split("]")[1].split() == ["1.0000"]
+        assert row.index("[") == head.index("95% CI")  # the CI column starts under its header
+        assert row.rindex("1.0000") == head.index("p (paired")  # and so does the p column
+
+
+def test_evaluate_counts_are_singular_or_plural(tmp_path, capsys):
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(json.dumps({"query_id": "t1", "query": "globex terms", "relevant_doc_ids": ["globex_terms"],
+                                  "forbidden_doc_ids": ["acme_addendum"]}) + "\n"
+                      + json.dumps({"query_id": "t2", "query": "nothing", "relevant_doc_ids": []}) + "\n")
+    (tmp_path / "run.jsonl").write_text(
+        json.dumps({"query_id": "t1", "results": [{"doc_id": "x"}, {"doc_id": "acme_addendum"}]}) + "\n"
+        + json.dumps({"query_id": "t2", "results": [{"doc_id": "y"}]}) + "\n")
+    assert main(["evaluate", "--run", str(tmp_path / "run.jsonl"), "--qrels", str(golden), "--metric", "recall@5"]) == 0
+    out = capsys.readouterr().out
+    assert "1 no-answer query (no relevant doc) reported apart" in out
+    assert "1 failed query (no relevant doc in the top 5)" in out
+    assert "LEAKS: 1 forbidden document retrieved in the top 5" in out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -37,10 +38,12 @@ def files(tmp_path, world):
     truth, human, judge, texts, runs = world
     paths = {}
     with open(tmp_path / "human.csv", "w") as fh:
-        fh.write("query_id,doc_id,grade,annotator,time\n")
+        # as the label page exports them: with the SHA-256 of the text the annotator saw (issue 16)
+        fh.write("query_id,doc_id,grade,annotator,time,text_sha256\n")
         for q, docs in human.items():
             for d, g in docs.items():
-                fh.write(f"{q},{d},{g},alice,2024-05-01T12:00:00+00:00\n")
+                sha = hashlib.sha256(texts[d].encode("utf-8")).hexdigest()
+                fh.write(f"{q},{d},{g},alice,2024-05-01T12:00:00+00:00,{sha}\n")
     paths["human"] = tmp_path / "human.csv"
     with open(tmp_path / "judge.tsv.details.jsonl", "w") as fh:
         for q, docs in judge.items():

@@ -28,8 +28,10 @@ def test_human_beats_judge_and_stale_labels_are_set_apart():
     assert merged.sources() == {("q", "d1"): "human", ("q", "d3"): "judge"}
     assert {(s.label.doc_id, s.reason.split()[0]) for s in merged.stale} == {("d2", "chunk"), ("gone", "document")}
     assert merged.overridden == 1 and merged.unstamped == 1
-    stamped = next(lab for lab in merged.labels if lab.doc_id == "d3")
-    assert stamped.text_sha256 == hashlib.sha256(b"three").hexdigest()
+    # issue 16: a label without a hash is unchecked, never stamped with the current text (that made it "fresh")
+    unstamped = next(lab for lab in merged.labels if lab.doc_id == "d3")
+    assert unstamped.text_sha256 is None and merged.unchecked == 1
+    assert "1 labels unchecked for staleness (1 without a recorded text hash" in merged.summary()
 
 
 def test_a_run_without_a_doc_text_does_not_make_it_stale():

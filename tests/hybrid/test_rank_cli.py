@@ -58,9 +58,11 @@ def test_a_judge_that_prefers_the_other_system_flips_the_pair(world):
 
 def test_estimate_cli_json_shape_and_gate_beyond_ci(files, tmp_path, capsys):
     out_a, out_b = tmp_path / "a.json", tmp_path / "b.json"
+    golden = tmp_path / "golden.jsonl"  # forbidden documents no run retrieves: an empty leak list, checked
+    golden.write_text(json.dumps({"query_id": "q0", "query": "query q0", "relevant_doc_ids": ["q0d0"], "forbidden_doc_ids": ["secret"]}))
     for run, out in ((files["run_a"], out_a), (files["run_b"], out_b)):
         assert main(["estimate", "--run", str(run), "--human", str(files["human"]), "--judge", str(files["judge"]),
-                     "--k", "5", "--json", str(out)]) == 0
+                     "--k", "5", "--forbidden", str(golden), "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "the judge was worth" in text and "PPI++" in text
     data = json.loads(out_a.read_text())

@@ -64,7 +64,7 @@ def test_export_csv_is_read_by_read_qrels_with_annotators(tmp_path):
     with open(tmp_path / "h.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
     assert tuple(rows[0]) == EXPORT_COLUMNS
-    assert rows[1][5] == 'says "exact", with a comma'
+    assert rows[1][EXPORT_COLUMNS.index("note")] == 'says "exact", with a comma'
     for name in ("h.csv", "h.jsonl"):
         qrels = read_qrels(tmp_path / name)
         assert qrels.annotations[("q1", "d1")] == {"alice": 3, "bob": 1}

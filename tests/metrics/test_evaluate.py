@@ -101,3 +101,40 @@ def test_report_to_dict_has_the_contract_keys():
     assert data["aggregate"]["recall@5"]["value"] == 0.5
     lo, hi = data["aggregate"]["recall@5"]["ci95"]
     assert 0.0 <= lo <= 0.5 <= hi <= 1.0
+
+
+# --- one metric-list parser (issue 16) -----------------------------------------------------------
+
+def test_parse_metrics_is_the_one_parser():
+    from relgrade import InputError
+    from relgrade.metrics import DEFAULT_KS, parse_metrics
+
+    assert DEFAULT_KS == (5, 10)
+    default = [m.name for m in parse_metrics(None)]
+    assert default == ["recall@5", "recall@10", "ndcg@5", "ndcg@10", "precision@5", "precision@10", "mrr"]
+    assert [m.name for m in parse_metrics(None, [3])] == ["recall@3", "ndcg@3", "precision@3", "mrr"]
+    assert [m.name for m in parse_metrics(["ndcg_cut_10,P_5", "success@3", "ndcg@10"])] == \
+        ["ndcg@10", "precision@5", "recall@3"]
+    with pytest.raises(InputError, match="--metric recal@5: unknown metric 'recal@5'; known: recall@k"):
+        parse_metrics(["recal@5"])
+    with pytest.raises(InputError, match="--k sets the cutoffs of the default metrics only"):
+        parse_metrics(["recall@5"], [10])
+    with pytest.raises(InputError, match="--k must be a positive integer"):
+        parse_metrics(None, [0])
+
+
+def test_cli_metric_errors_are_the_same_line_in_every_command(tmp_path, capsys):
+    from relgrade.cli import main
+
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 d1 1 1.0 t\n")
+    (tmp_path / "h.csv").write_text("query_id,doc_id,grade\nq1,d1,1\n")
+    q, r, h = (str(tmp_path / n) for n in ("q.txt", "r.txt", "h.csv"))
+    errs = []
+    for argv in (["evaluate", "--run", r, "--qrels", q], ["compare", "--run-a", r, "--run-b", r, "--qrels", q],
+                 ["estimate", "--run", r, "--human", h, "--judge", q],
+                 ["rank-systems", "--run", r, "--run", r, "--human", h, "--judge", q]):
+        assert main([*argv, "--metric", "ndgc@10"]) == 2
+        errs.append(capsys.readouterr().err.strip())
+    assert len(set(errs)) == 1 and errs[0].startswith("relgrade: error: --metric ndgc@10: unknown metric")
+    assert "known: recall@k, precision@k, mrr" in errs[0]

@@ -145,3 +145,45 @@ def test_sort_key_paths_equal_lexsort(n_topics_hint):
     code = rng.integers(0, 300, 20000)
     order = _trec_order(topic, score, code, n_topics_hint, 300)
     assert (order == np.lexsort((-code, -score, topic))).all()
+
+
+def test_float_near_ties_are_ordered_as_trec_eval_does(tmp_path):
+    """trec_eval stores scores as C floats: 0.30000000000000004 and 0.3 tie and the doc id decides (issue 15)."""
+    theirs = oracle({"q": {"a": 1}}, {"q": {"a": 0.30000000000000004, "b": 0.3}}, 1)["q"]["recip_rank"]
+    ours = evaluate({"q": {"a": 1}}, {"q": {"a": 0.30000000000000004, "b": 0.3}}, ["mrr"], ci=False)
+    assert theirs == 0.5 and ours.per_query["q"]["mrr"] == 0.5
+    (tmp_path / "run.txt").write_text("q Q0 a 1 0.30000000000000004 t\nq Q0 b 2 0.3 t\n")
+    from_file = evaluate(Qrels({"q": {"a": 1}}), read_run(tmp_path / "run.txt"), ["mrr"], ci=False)
+    assert from_file.per_query["q"]["mrr"] == 0.5
+    assert read_run(tmp_path / "run.txt").ranked() == {"q": ["b", "a"]}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_random_float_near_ties_equal_trec_eval(seed):
+    """Scores that differ below float32 precision (and some that differ just above it) on 200 queries."""
+    rng = np.random.default_rng(seed)
+    qrels, run = {}, {}
+    for q in range(200):
+        docs = [f"d{i}" for i in range(8)]
+        base = float(rng.uniform(0, 1))
+        qrels[f"q{q}"] = {d: int(rng.integers(0, 3)) for d in rng.choice(docs, 4, replace=False)}
+        ulp32 = float(np.spacing(np.float32(base)))
+        run[f"q{q}"] = {d: base + float(rng.choice([0.0, 1e-12, 1e-10, -1e-11, 2 * ulp32, -3 * ulp32])) for d in docs}
+    expected = oracle(qrels, run, 1)
+    report = evaluate(qrels, run, list(ORACLE), no_answer="zero", ci=False)
+    for qid, values in expected.items():
+        for ours, theirs in ORACLE.items():
+            assert report.per_query[qid][ours] == pytest.approx(values[theirs], abs=1e-12), (qid, ours)
+
+
+def test_ids_like_na_stay_ids_in_trec_files(tmp_path):
+    """``NA``, ``NULL``, ``None``, ``nan``, ``N/A``, ``<NA>`` are ids (pandas must not read them as missing)."""
+    ids = ["NA", "NULL", "None", "nan", "N/A", "<NA>"]
+    (tmp_path / "qrels.txt").write_text("".join(f"{q} 0 {q} 1\n" for q in ids))
+    (tmp_path / "run.txt").write_text("".join(f"{q} Q0 other 1 2.0 t\n{q} Q0 {q} 2 1.0 t\n" for q in ids))
+    qrels, run = read_qrels(tmp_path / "qrels.txt"), read_run(tmp_path / "run.txt")
+    assert sorted(qrels.labels) == sorted(ids) and set(run.doc_id.tolist()) == {"other", *ids}
+    report = evaluate(qrels, run, ["mrr"], ci=False)
+    expected = oracle({q: {q: 1} for q in ids}, {q: {"other": 2.0, q: 1.0} for q in ids}, 1)
+    assert {q: report.per_query[q]["mrr"] for q in ids} == {q: expected[q]["recip_rank"] for q in ids} == \
+        {q: 0.5 for q in ids}

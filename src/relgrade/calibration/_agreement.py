@@ -355,8 +355,13 @@ def agreement(
     name: str = "judge",
     model: str | None = None,
     n_unjudged: int = 0,
+    judge_scale: Sequence[int] | None = None,
 ) -> CalibrationReport:
     """Agreement of ``judge`` with ``human`` on the pairs both labeled, with 95% query-bootstrap CIs.
+
+    ``judge_scale``: the judge's own scale when it differs from the human ``scale`` (a details file's
+    ``"scale"``). A binary judge (e.g. ``[0, 1]``) is compared with the human grades binarized at
+    ``binary_threshold`` (:func:`relgrade.io.on_judge_scale`), every statistic on the binary labels, with a note.
 
     Statistics: Cohen's kappa unweighted, linear and quadratic (Cohen 1960, 1968), binary kappa at
     ``grade >= binary_threshold``, Krippendorff's ordinal alpha (2011), accuracy, the confusion matrix
@@ -368,6 +373,10 @@ def agreement(
     (``ci95`` None, with a note); a statistic that is undefined (kappa when both raters used a
     single grade, AUC with one class) is NaN (``null`` in JSON), with a note.
     """
+    if judge_scale is not None and tuple(judge_scale) != tuple(scale):
+        return _on_judge_scale(judge, human, judge_scale, scale=scale, binary_threshold=binary_threshold,
+                               expected=expected, annotations=annotations, n_boot=n_boot, seed=seed, name=name,
+                               model=model, n_unjudged=n_unjudged)
     scale = check_scale(scale)
     threshold = check_threshold(binary_threshold, scale)
     check_labels_in_scale(judge, scale, what="judge labels")
@@ -646,3 +655,24 @@ def disagreements(
                                          str(extra.get("reason", ""))))
     rows.sort(key=lambda r: (-abs(r.judge - r.human), r.query_id, r.doc_id))
     return tuple(rows if limit is None else rows[:limit])
+
+
+def _on_judge_scale(judge, human, judge_scale, *, scale, binary_threshold, annotations, **kwargs) -> CalibrationReport:
+    """:func:`agreement` of a judge on its own scale (the labels entry point; statistics unchanged)."""
+    from dataclasses import replace
+
+    from relgrade.io import on_judge_scale
+
+    scale = check_scale(scale)
+    j_scale, human_on, binarized = on_judge_scale(human, judge_scale, scale, binary_threshold)
+    if not binarized:
+        return agreement(judge, human_on, scale=j_scale, binary_threshold=binary_threshold, annotations=annotations,
+                         **kwargs)
+    check_threshold(binary_threshold, scale)
+    ann = on_judge_scale(annotations, judge_scale, scale, binary_threshold)[1] if annotations else None
+    rep = agreement(judge, human_on, scale=j_scale, binary_threshold=j_scale[1], annotations=ann, **kwargs)
+    span = f"{j_scale[0]}-{j_scale[1]}"
+    note = (f"binary judge (scale {span}): compared with the human grades binarized at --threshold "
+            f"{binary_threshold} (grade >= {binary_threshold} counts as {j_scale[1]}, below as {j_scale[0]}); every "
+            "statistic here is on these binary labels")
+    return replace(rep, notes=(note, *rep.notes))

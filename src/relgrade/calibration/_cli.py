@@ -60,32 +60,38 @@ def _span(scale: tuple[int, ...]) -> str:
 def judge_terms(jl, humans, scale: tuple[int, ...], threshold: int):
     """``(scale, human labels, annotations, binary threshold, note)`` to compare judge ``jl`` with ``humans`` on.
 
-    A judge whose details declare its own scale (``relgrade judge`` writes ``"scale"``) is compared on it:
-    a binary judge (two grades, e.g. ``ragas:context_precision`` or ``--prompt binary``) against the
-    human grades binarized at ``--threshold``; a narrower scale inside the human one (``ragas:
-    context_relevance``, 0-2) grade for grade, the monotone mapping telling how its grades line up;
-    anything else is a user error.
+    The rule lives in :func:`relgrade.io.on_judge_scale` (a binary judge against the human grades binarized at
+    ``--threshold``; a narrower scale inside the human one grade for grade; anything else an error naming the
+    judge file); :func:`relgrade.calibration.agreement` applies it too when given ``judge_scale``.
     """
-    from relgrade.calibration._agreement import check_threshold
-    from relgrade.calibration._inputs import binarize
+    from relgrade.io import on_judge_scale
 
     j_scale = jl.scale or scale
-    if j_scale == scale:
-        return scale, humans.labels, humans.annotations, threshold, None
-    if len(j_scale) == 2 and len(scale) > 2:
-        check_threshold(threshold, scale)
-        pair = (j_scale[0], j_scale[1])
-        annotations = binarize(humans.annotations, threshold, pair)
-        note = (f"binary judge (scale {_span(j_scale)}): compared with the human grades binarized at --threshold "
-                f"{threshold} (grade >= {threshold} counts as {pair[1]}, below as {pair[0]}); every statistic here "
-                "is on these binary labels")
-        return j_scale, binarize(humans.labels, threshold, pair), annotations, j_scale[1], note
-    if set(j_scale) <= set(scale):
-        note = (f"the judge grades on {_span(j_scale)}, a narrower scale than the human {_span(scale)}: grades are "
-                "compared as they are (the fitted mapping shows how the judge's grades line up with the humans')")
+    try:
+        on_scale, labels, binarized = on_judge_scale(humans.labels, j_scale, scale, threshold)
+    except InputError as exc:
+        raise InputError(f"{exc}", path=jl.source) from None
+    if not binarized:
+        note = None
+        if j_scale != scale:
+            note = (f"the judge grades on {_span(j_scale)}, a narrower scale than the human {_span(scale)}: grades are "
+                    "compared as they are (the fitted mapping shows how the judge's grades line up with the humans')")
         return scale, humans.labels, humans.annotations, threshold, note
-    raise InputError(f"the judge grades on {_span(j_scale)}, which does not fit the human scale --scale {_span(scale)}; "
-                     "declare the human scale with --scale", path=jl.source)
+    annotations = on_judge_scale(humans.annotations, j_scale, scale, threshold)[1]
+    note = (f"binary judge (scale {_span(j_scale)}): compared with the human grades binarized at --threshold "
+            f"{threshold} (grade >= {threshold} counts as {j_scale[1]}, below as {j_scale[0]}); every statistic here "
+            "is on these binary labels")
+    return on_scale, labels, annotations, on_scale[1], note
+
+
+def _weights_kwargs(agreement, humans) -> dict:
+    """``{"weights": {(query_id, doc_id): 1/pi}}`` for :func:`agreement` when the human file has a ``weight`` column
+    (a ``relgrade sample`` file records the design and each row's inclusion weight) and agreement() accepts them."""
+    import inspect
+
+    if not humans.weights or "weights" not in inspect.signature(agreement).parameters:
+        return {}
+    return {"weights": dict(humans.weights)}
 
 
 @click.command("calibrate")
@@ -97,7 +103,7 @@ def judge_terms(jl, humans, scale: tuple[int, ...], threshold: int):
 @click.option("--report", "report_out", metavar="OUT.html", help="Write a self-contained HTML report.")
 @click.option("--scale", default="0-3", show_default=True, help="Declared grade scale, e.g. 0-3 or 0,1,2.")
 @click.option("--threshold", default=2, show_default=True, type=int, help="Binary relevance: grade >= threshold.")
-@click.option("--n-boot", default=1000, show_default=True, type=click.IntRange(0), help="Bootstrap resamples of queries.")
+@click.option("--n-boot", default=1000, show_default=True, type=int, help="Bootstrap resamples of queries (>= 1).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap and cross-validation seed.")
 @click.option("--mapping/--no-mapping", default=True, show_default=True,
               help="Fit a monotone judge-to-human mapping (adopted only if held-out kappa improves beyond noise).")
@@ -110,6 +116,9 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
     from relgrade.calibration._inputs import dumps
     import dataclasses
 
+    from relgrade.metrics._settings import check_n_boot
+
+    check_n_boot(n_boot)
     scale_t = parse_scale(scale)
     if json_out and Path(json_out).is_dir():
         raise InputError("--json must be a file path, not a directory", path=json_out)
@@ -122,12 +131,17 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
         if jl.n_unjudged:
             click.echo(f"{jl.name}: {jl.n_unjudged} unjudged pair(s) (grade null) excluded")
         j_scale, h_labels, h_annotations, j_threshold, note = judge_terms(jl, humans, scale_t, threshold)
+        weighted = _weights_kwargs(agreement, humans)
         try:
             rep = agreement(jl.labels, h_labels, scale=j_scale, binary_threshold=j_threshold, expected=jl.expected,
                             annotations=h_annotations or None, n_boot=n_boot, seed=seed, name=jl.name,
-                            model=jl.model, n_unjudged=jl.n_unjudged)
+                            model=jl.model, n_unjudged=jl.n_unjudged, **weighted)
         except InputError as exc:
             raise InputError(f"{jl.source}: {exc}") from None
+        if humans.weights and not weighted:
+            note = ((note + "; ") if note else "") + (
+                f"the human file records a '{humans.design or 'weighted'}' sample with inclusion weights, but this "
+                "build's agreement() takes no weights: the statistics are unweighted")
         if note:
             rep = dataclasses.replace(rep, notes=(note, *rep.notes))
         if mapping:

@@ -11,20 +11,13 @@ line: never clipped.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from relgrade._errors import InputError
-from relgrade.io import Qrels, read_qrels
-from relgrade.io._qrels import ANNOTATOR_FIELDS, DOC_FIELDS, GRADE_FIELDS, QUERY_FIELDS
-from relgrade.io._text import iter_jsonl, iter_lines, pick, read_text, sniff_kind
-
-DETAIL_KEYS = ("distribution", "expected_grade", "reason")
+from relgrade.io._labels import DEFAULT_SCALE, LabelSet, on_judge_scale, read_labels
 
 
 @dataclass(frozen=True)
@@ -54,199 +47,49 @@ class HumanLabels:
     info: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=dict)
     n_empty: int = 0
     source: str | None = None
+    weights: Mapping[tuple[str, str], float] | None = None
+    """Inclusion weights ``{(query_id, doc_id): 1/pi}`` when the file has a ``weight`` column (a sample file)."""
+    design: str | None = None
+    """The sampling design the file records (``queries`` or ``strata``), else None."""
 
 
-def _bad_scale(path, count: int, sample: tuple[int, str], scale) -> InputError:
-    number, line = sample
-    line = line.strip()
-    if len(line) > 160:
-        line = line[:157] + "..."
-    where = f"line {number}" if number else "for example"
-    return InputError(
-        f"{count} label(s) outside the scale {list(scale)}; e.g. {where}: {line!r}; "
-        "fix the labels or declare the scale with --scale (nothing is clipped)",
-        path=path,
-    )
-
-
-def _int_grade(value: Any, path, number: int) -> int:
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"grade {value!r} is not a number; use an integer grade", path=path, line=number) from None
-    if f != int(f):
-        raise InputError(f"grade {value!r} is not an integer grade", path=path, line=number)
-    return int(f)
-
-
-def _check_qrels_scale(path, text: str, qrels: Qrels, scale) -> None:
-    allowed = set(scale)
-    bad_pairs = {(q, d) for q, docs in qrels.labels.items() for d, g in docs.items() if g not in allowed}
-    bad_pairs |= {key for key, grades in qrels.annotations.items() if any(g not in allowed for g in grades.values())}
-    if not bad_pairs:
-        return
-    sample = (0, repr(sorted(bad_pairs)[0]))
-    for number, line in iter_lines(text):
-        if any(q in line and d in line for q, d in bad_pairs):
-            sample = (number, line)
-            break
-    raise _bad_scale(path, len(bad_pairs), sample, scale)
-
-
-def _is_details(text: str, path) -> bool:
-    if sniff_kind(path, text) != "jsonl":
-        return False
-    for _, obj in iter_jsonl(path, text, what="judge file"):
-        return "grade" in obj and any(k in obj for k in DETAIL_KEYS)
-    return False
-
-
-def read_judge(path: str | Path, *, scale=(0, 1, 2, 3), name: str | None = None) -> JudgeLabels:
-    """Judge labels from a qrels file or a judge details JSONL (sniffed)."""
-    text = read_text(path, what="judge labels file")
-    label = name or Path(path).stem
-    if not _is_details(text, path):
-        qrels = read_qrels(path)
-        _check_qrels_scale(path, text, qrels, scale)
-        return JudgeLabels(label, qrels.to_dict(), source=str(path))
-    declared = _declared_scale(path, text)
-    if declared is not None:
-        scale = declared
-    allowed = set(scale)
-    labels: dict[str, dict[str, int]] = {}
+def judge_labels(labels: LabelSet, name: str) -> JudgeLabels:
+    """:class:`JudgeLabels` from a label set read by :func:`relgrade.io.read_labels`."""
     expected: dict[str, dict[str, float]] = {}
-    dist: dict[tuple[str, str], dict[int, float]] = {}
-    info: dict[tuple[str, str], dict[str, str]] = {}
-    model = None
-    unjudged: dict[tuple[str, str], None] = {}
-    n_unjudged = 0
-    bad: list[tuple[int, str]] = []
-    raw_lines = text.splitlines()
-    for number, obj in iter_jsonl(path, text, what="judge details file"):
-        q, d = pick(obj, QUERY_FIELDS), pick(obj, DOC_FIELDS)
-        if q in (None, "") or d in (None, ""):
-            raise InputError("each judgment needs 'query_id' and 'doc_id'", path=path, line=number)
-        q, d = str(q), str(d)
-        if model is None and isinstance(obj.get("model"), str):
-            model = obj["model"]
-        texts = {k: obj[k] for k in ("query", "text", "reason") if isinstance(obj.get(k), str)}
-        if texts:
-            info[(q, d)] = texts
-        g = obj.get("grade")
-        if g is None:
-            unjudged[(q, d)] = None
-            n_unjudged += 1
-            continue
-        g = _int_grade(g, path, number)
-        if g not in allowed:
-            bad.append((number, raw_lines[number - 1]))
-            continue
-        if d in labels.get(q, {}):
-            raise InputError(f"pair ({q}, {d}) is judged twice; keep one judgment per pair", path=path, line=number)
-        labels.setdefault(q, {})[d] = g
-        e = obj.get("expected_grade")
-        if isinstance(e, (int, float)) and not isinstance(e, bool):
-            expected.setdefault(q, {})[d] = float(e)
-        p = obj.get("distribution")
-        if isinstance(p, Mapping):
-            try:
-                dist[(q, d)] = {int(k): float(v) for k, v in p.items()}
-            except (TypeError, ValueError):
-                raise InputError("'distribution' must map grades to probabilities, e.g. {\"0\": 0.1, ...}",
-                                 path=path, line=number) from None
-    if bad:
-        raise _bad_scale(path, len(bad), bad[0], scale)
-    return JudgeLabels(label, labels, expected or None, dist, info, model, n_unjudged, str(path), declared,
-                       tuple(k for k in unjudged if k[1] not in labels.get(k[0], {})))
+    dist: dict[tuple[str, str], Mapping[int, float]] = {}
+    for lab in labels.labels:
+        if lab.expected_grade is not None:
+            expected.setdefault(lab.query_id, {})[lab.doc_id] = lab.expected_grade
+        if lab.distribution is not None:
+            dist[(lab.query_id, lab.doc_id)] = lab.distribution
+    return JudgeLabels(name, labels.grades(), expected or None, dist, labels.info(), labels.model, labels.n_empty,
+                       labels.source, labels.scale, labels.unjudged)
 
 
-def _declared_scale(path, text: str) -> tuple[int, ...] | None:
-    """The ``scale`` list of the first judgment (``relgrade judge`` writes it on every row), or None."""
-    for number, obj in iter_jsonl(path, text, what="judge details file"):
-        value = obj.get("scale")
-        if value is None:
-            return None
-        ok = isinstance(value, list) and len(value) >= 2 and all(isinstance(v, int) and not isinstance(v, bool)
-                                                                 for v in value)
-        if not ok or value != sorted(set(value)):
-            raise InputError(f"'scale' must list at least two increasing integer grades, e.g. [0, 1, 2, 3]; got {value!r}",
-                             path=path, line=number)
-        return tuple(value)
-    return None
+def read_judge(path: str | Path, *, scale=DEFAULT_SCALE, name: str | None = None) -> JudgeLabels:
+    """Judge labels from a qrels file or a judge details JSONL (:func:`relgrade.io.read_labels`)."""
+    return judge_labels(read_labels(path, source="judge", scale=scale), name or Path(path).stem)
+
+
+def read_human(path: str | Path, *, scale=DEFAULT_SCALE) -> HumanLabels:
+    """Human labels; rows of a ``relgrade sample`` file whose grade is still empty are skipped and counted."""
+    from relgrade._errors import InputError
+
+    labels = read_labels(path, source="human", scale=scale)
+    if not labels.labels:
+        raise InputError(f"no graded row ({labels.n_empty} row(s) with an empty grade); fill the 'grade' column first",
+                         path=path)
+    return HumanLabels(labels.grades(), labels.annotations(), labels.info(), labels.n_empty, str(path),
+                       labels.weights(), labels.design)
 
 
 def binarize(labels: Mapping[Any, Mapping[str, int]], threshold: int, scale: tuple[int, int]) -> dict[Any, dict[str, int]]:
     """``labels`` (``{query: {doc: grade}}`` or ``{(query, doc): {annotator: grade}}``) on a binary ``scale``:
-    ``scale[1]`` where the grade is ``>= threshold``, else ``scale[0]``."""
-    lo, hi = scale
-    return {q: {d: hi if g >= threshold else lo for d, g in docs.items()} for q, docs in labels.items()}
-
-
-def _rows(path, text: str, kind: str) -> Iterator[tuple[int, dict[str, Any], str]]:
-    raw = text.splitlines()
-    if kind == "jsonl":
-        for number, obj in iter_jsonl(path, text, what="human labels file"):
-            yield number, obj, raw[number - 1]
-        return
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames:
-        raise InputError("CSV has no header; the first line must name query_id,doc_id,grade", path=path, line=1)
-    reader.fieldnames = [h.strip().lower() for h in reader.fieldnames]
-    if not any(h in reader.fieldnames for h in GRADE_FIELDS):
-        raise InputError(f"CSV header {reader.fieldnames} has no grade column; add 'grade'", path=path, line=1)
-    for row in reader:
-        number = reader.line_num
-        yield number, {k: (v.strip() if isinstance(v, str) else v) for k, v in row.items() if k}, \
-            raw[number - 1] if number - 1 < len(raw) else ""
-
-
-def read_human(path: str | Path, *, scale=(0, 1, 2, 3)) -> HumanLabels:
-    """Human labels; rows of a ``relgrade sample`` file whose grade is still empty are skipped and counted."""
-    text = read_text(path, what="human labels file")
-    kind = sniff_kind(path, text)
-    if kind == "jsonl":
-        first = next((obj for _, obj in iter_jsonl(path, text, what="human labels file")), {})
-        if pick(first, DOC_FIELDS) is None:  # a golden set: let the io reader handle it
-            kind = "other"
-    if kind not in {"jsonl", "csv"}:
-        qrels = read_qrels(path)
-        _check_qrels_scale(path, text, qrels, scale)
-        return HumanLabels(qrels.to_dict(), qrels.annotations, source=str(path))
-    allowed = set(scale)
-    records: list[tuple[str, str, int, str | None]] = []
-    info: dict[tuple[str, str], dict[str, str]] = {}
-    seen: dict[tuple[str, str, str], int] = {}
-    empty = 0
-    bad: list[tuple[int, str]] = []
-    for number, row, raw in _rows(path, text, kind):
-        q, d, g, a = (pick(row, names) for names in (QUERY_FIELDS, DOC_FIELDS, GRADE_FIELDS, ANNOTATOR_FIELDS))
-        if q in (None, "") or d in (None, ""):
-            raise InputError("each label needs query_id and doc_id", path=path, line=number)
-        q, d = str(q), str(d)
-        texts = {k: row[k] for k in ("query", "text") if isinstance(row.get(k), str) and row.get(k)}
-        if texts:
-            info.setdefault((q, d), texts)
-        if g is None or (isinstance(g, str) and not g.strip()):
-            empty += 1
-            continue
-        g = _int_grade(g, path, number)
-        if g not in allowed:
-            bad.append((number, raw))
-            continue
-        a = None if a in (None, "") else str(a)
-        key = (q, d, a or "")
-        if key in seen:
-            raise InputError(f"pair ({q}, {d}) is labeled again (first on line {seen[key]}); one label per pair "
-                             "and annotator", path=path, line=number)
-        seen[key] = number
-        records.append((q, d, g, a))
-    if bad:
-        raise _bad_scale(path, len(bad), bad[0], scale)
-    if not records:
-        raise InputError(f"no graded row ({empty} row(s) with an empty grade); fill the 'grade' column first",
-                         path=path)
-    qrels = Qrels.from_records(records, source=str(path))
-    return HumanLabels(qrels.to_dict(), qrels.annotations, info, empty, str(path))
+    ``scale[1]`` where the grade is ``>= threshold``, else ``scale[0]`` (:func:`relgrade.io.on_judge_scale`)."""
+    grades = [g for docs in labels.values() for g in docs.values()]
+    lo = min([*grades, threshold - 1])
+    hi = max([*grades, threshold, lo + 2])
+    return on_judge_scale(labels, scale, tuple(range(lo, hi + 1)), threshold)[1]
 
 
 def iter_pairs(labels: Mapping[str, Mapping[str, int]]) -> Iterable[tuple[str, str, int]]:

@@ -49,8 +49,6 @@ weights of a stratified sample widen real intervals, so treat it as a floor and 
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -350,11 +348,12 @@ def with_texts(
 
 
 def write_sample(sample: Sample, path: str | Path) -> Path:
-    """Write the items as CSV or JSONL (by extension) with the :data:`COLUMNS`, ``grade`` empty.
+    """Write the items as CSV or JSONL (by extension) with the :data:`COLUMNS`, ``grade`` empty, through
+    :func:`relgrade.io.write_labels` (the one label writer: the design and each row's weight travel in the file).
 
-    ``text_sha256`` is the SHA-256 of the UTF-8 text (:func:`relgrade.hybrid.text_sha256`), empty without text.
+    ``text_sha256`` is the SHA-256 of the UTF-8 text (:func:`relgrade.io.text_sha256`), empty without text.
     """
-    from relgrade.hybrid import text_sha256
+    from relgrade.io import text_sha256, write_labels
 
     p = check_writable(path)
     rows = [{
@@ -369,21 +368,4 @@ def write_sample(sample: Sample, path: str | Path) -> Path:
         "stratum": it.stratum,
         "weight": it.weight,
     } for it in sample.items]
-    _write_rows(rows, p)
-    return p
-
-
-def _write_rows(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
-    # TODO(labels): use relgrade.io.write_labels
-    try:
-        with open(path, "w", encoding="utf-8", newline="") as fh:
-            if path.suffix.lower() == ".csv":
-                writer = csv.DictWriter(fh, fieldnames=list(COLUMNS))
-                writer.writeheader()
-                for row in rows:
-                    writer.writerow({k: "" if v is None else v for k, v in row.items()})
-            else:
-                for row in rows:
-                    fh.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
-    except OSError as exc:
-        raise InputError(f"cannot write ({exc.strerror})", path=path) from None
+    return write_labels(rows, p, columns=COLUMNS)

@@ -7,21 +7,9 @@ from pathlib import Path
 
 import click
 
-K_HELP = "Cutoff for the default metrics (repeatable). Default: 5 and 10."
-METRIC_HELP = "Metric to compute (repeatable): recall@k, precision@k, mrr, mrr@k, ndcg@k, ndcg, frac_recall@k."
-
-
-def _parse_metrics(metrics) -> list:
-    from relgrade._errors import InputError
-    from relgrade.metrics import parse_metric
-
-    out = []
-    for name in metrics:
-        try:
-            out.append(parse_metric(name))
-        except InputError as exc:
-            raise InputError(f"--metric {name}: {exc}") from None
-    return out
+K_HELP = "Cutoff of the default metrics (repeatable; default 5 and 10). With --metric, put the cutoff in the name."
+METRIC_HELP = ("Metric to compute (repeatable or comma-separated): recall@k, precision@k, mrr, mrr@k, ndcg@k, ndcg, "
+               "frac_recall@k. Default: recall, precision, ndcg at each --k, and mrr.")
 
 
 def _load(run_path: str, qrels_path: str):
@@ -31,14 +19,17 @@ def _load(run_path: str, qrels_path: str):
 
 
 def _common(f):
+    from relgrade.metrics._settings import DEFAULT_N_BOOT, DEFAULT_NO_ANSWER, NO_ANSWER_HELP, NO_ANSWER_MODES
+
     options = [
         click.option("--k", "ks", type=int, multiple=True, help=K_HELP),
         click.option("--metric", "metrics", multiple=True, help=METRIC_HELP),
         click.option("--rel-threshold", type=int, default=1, show_default=True,
                      help="A doc is relevant when its grade is at least this (trec_eval -l)."),
-        click.option("--no-answer", type=click.Choice(["exclude", "zero"]), default="exclude", show_default=True,
-                     help="Queries with no relevant doc: report apart (exclude) or count as 0 like trec_eval (zero)."),
-        click.option("--n-boot", type=int, default=1000, show_default=True, help="Bootstrap resamples for the 95% CIs."),
+        click.option("--no-answer", type=click.Choice(NO_ANSWER_MODES), default=DEFAULT_NO_ANSWER, show_default=True,
+                     help=NO_ANSWER_HELP),
+        click.option("--n-boot", type=int, default=DEFAULT_N_BOOT, show_default=True,
+                     help="Bootstrap resamples for the 95% CIs (>= 1)."),
         click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."),
     ]
     for option in reversed(options):
@@ -57,12 +48,16 @@ def evaluate(run_path, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot
     """Score a run against qrels or a golden set: recall@k, precision@k, MRR, nDCG@k with 95% CIs."""
     from relgrade.metrics import evaluate as run_evaluate
 
-    metrics = _parse_metrics(metrics)
+    from relgrade.metrics import parse_metrics
+    from relgrade.metrics._settings import check_n_boot
+
+    chosen = parse_metrics(metrics, ks)
+    check_n_boot(n_boot)
     qrels, run = _load(run_path, qrels_path)
     hybrid = _hybrid_labels(qrels_path, run)
     if hybrid is not None:
         qrels = hybrid.to_qrels()
-    report = run_evaluate(qrels, run, metrics or None, k=ks or None, rel_threshold=rel_threshold,
+    report = run_evaluate(qrels, run, chosen, rel_threshold=rel_threshold,
                           no_answer=no_answer, n_boot=n_boot, seed=seed)
     click.echo(f"run {run_path} vs {qrels_path}: {report.n_queries} queries")
     click.echo(report.table())
@@ -104,25 +99,34 @@ def _provenance(hybrid, qrels, run, report) -> dict:
     }
 
 
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def _print_notes(report, show_failures: int) -> None:
     if report.missing_queries:
-        click.echo(f"{len(report.missing_queries)} queries missing from the run scored 0: {', '.join(report.missing_queries[:5])}"
-                   + (" ..." if len(report.missing_queries) > 5 else ""))
+        click.echo(f"{_count(len(report.missing_queries), 'query', 'queries')} missing from the run scored 0: "
+                   f"{', '.join(report.missing_queries[:5])}" + (" ..." if len(report.missing_queries) > 5 else ""))
     if report.ignored_queries:
-        click.echo(f"{len(report.ignored_queries)} run queries not in the qrels were ignored")
+        click.echo(f"{_count(len(report.ignored_queries), 'run query', 'run queries')} not in the qrels ignored")
     if report.no_answer:
-        click.echo(f"{len(report.no_answer)} no-answer queries (no relevant doc) reported apart, not in the means:")
+        where = ("counted as 0 in the means (--no-answer zero)" if report.settings.get("no_answer") == "zero"
+                 else "reported apart, not in the means (--no-answer exclude)")
+        click.echo(f"{_count(len(report.no_answer), 'no-answer query', 'no-answer queries')} (no relevant doc) {where}:")
         for row in report.no_answer[:show_failures]:
             score = "" if row["top_score"] is None else f" (score {row['top_score']:.3g})"
-            click.echo(f"  {row['query_id']}: top {row['top_doc']}{score}  {row['query'] or ''}")
+            top = "nothing retrieved" if row["top_doc"] is None else f"top {row['top_doc']}{score}"
+            click.echo(f"  {row['query_id']}: {top}  {row['query'] or ''}".rstrip())
     if report.failures:
         k = report.settings["failure_k"]
-        click.echo(f"{len(report.failures)} failed queries (no relevant doc in the top {k}):")
+        click.echo(f"{_count(len(report.failures), 'failed query', 'failed queries')} (no relevant doc in the top {k}):")
         for row in report.failures[:show_failures]:
-            click.echo(f"  {row['query_id']}: {row['query'] or ''}")
+            click.echo(f"  {row['query_id']}: {row['query'] or ''}".rstrip())
             click.echo(f"    expected {row['expected'][:5]}  got {row['got']}")
     if report.leaks:
-        click.echo(f"LEAKS: {len(report.leaks)} forbidden documents retrieved in the top {report.settings['leak_k']}:")
+        n = len(report.leaks)
+        click.echo(f"LEAKS: {n} forbidden {'document' if n == 1 else 'documents'} retrieved in the top "
+                   f"{report.settings['leak_k']}:")
         for row in report.leaks[:show_failures]:
             click.echo(f"  {row['query_id']}: {row['doc_id']} at rank {row['rank']}")
 
@@ -148,10 +152,14 @@ def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_b
     from relgrade.metrics import compare as run_compare
     from relgrade.metrics import evaluate as run_evaluate
 
-    metrics = _parse_metrics(metrics)
+    from relgrade.metrics import parse_metrics
+    from relgrade.metrics._settings import check_n_boot
+
+    chosen = parse_metrics(metrics, ks)
+    check_n_boot(n_boot)
     qrels = read_qrels(qrels_path)
     reports = [
-        run_evaluate(qrels, read_run(path), metrics or None, k=ks or None, rel_threshold=rel_threshold,
+        run_evaluate(qrels, read_run(path), chosen, rel_threshold=rel_threshold,
                      no_answer=no_answer, n_boot=n_boot, seed=seed)
         for path in (run_a, run_b)
     ]

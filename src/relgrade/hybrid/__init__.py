@@ -19,7 +19,9 @@ Front door::
 
 from relgrade.hybrid._coverage import Coverage, coverage, coverage_table
 from relgrade.hybrid._estimate import EstimateReport, MetricEstimate, estimate, per_query_values
-from relgrade.hybrid._inputs import JudgeInput, JudgeMapping, read_human_labels, read_judge_labels, read_mapping
+from relgrade.hybrid._inputs import (
+    JudgeInput, JudgeMapping, on_common_scale, read_human_labels, read_judge_labels, read_mapping, require_random_sample,
+)
 from relgrade.hybrid._labels import (
     HybridLabels, Label, Stale, is_hybrid, merge_labels, read_hybrid, recheck, stale_path_for, text_sha256, write_hybrid,
 )
@@ -47,6 +49,8 @@ __all__ = [
     "human_only_means",
     "is_hybrid",
     "merge_labels",
+    "on_common_scale",
+    "require_random_sample",
     "per_query_values",
     "ppi_means",
     "ppi_pvalues",

@@ -8,6 +8,9 @@ from pathlib import Path
 import click
 
 from relgrade._errors import InputError
+from relgrade.cli._evaluate import K_HELP, METRIC_HELP
+from relgrade.metrics._measures import DEFAULT_RANK_METRIC
+from relgrade.metrics._settings import DEFAULT_N_BOOT, DEFAULT_NO_ANSWER, NO_ANSWER_HELP, NO_ANSWER_MODES
 
 HUMAN_HELP = "Human labels: TREC qrels, or CSV/JSONL query_id,doc_id,grade[,annotator,time,text] (relgrade label export)."
 JUDGE_HELP = "Judge labels: the OUT.details.jsonl of 'relgrade judge', or plain qrels."
@@ -22,24 +25,26 @@ def _write_json(path: str, data) -> None:
         raise InputError(f"cannot write ({exc.strerror}); choose another --json path", path=path) from None
 
 
-def _metrics(metrics):
-    from relgrade.metrics import parse_metric
+def _forbidden(path: str | None):
+    """The forbidden documents of a golden set (or any labels file read by relgrade.io.read_qrels)."""
+    if path is None:
+        return None
+    from relgrade.io import read_qrels
 
-    out = []
-    for name in metrics:
-        try:
-            out.append(parse_metric(name))
-        except InputError as exc:
-            raise InputError(f"--metric {name}: {exc}") from None
-    return out
+    return read_qrels(path)
 
 
-def _labels(human_path: str, judge_path: str, mapping_path: str | None):
-    from relgrade.hybrid import read_human_labels, read_judge_labels, read_mapping
+def _labels(human_path: str, judge_path: str, mapping_path: str | None, threshold: int, *, ppi: bool = False):
+    from relgrade.hybrid import on_common_scale, read_human_labels, read_judge_labels, read_mapping, require_random_sample
 
     mapping = read_mapping(mapping_path) if mapping_path else None
     human = read_human_labels(human_path)
+    if ppi:
+        require_random_sample(human, human_path)
     judge = read_judge_labels(judge_path, mapping=mapping)
+    human, judge, note = on_common_scale(human, judge, threshold=threshold)
+    if note:
+        click.echo(f"note: {note}")
     return _as_dict(human), _as_dict(judge.labels), judge, mapping
 
 
@@ -62,27 +67,34 @@ def _mapping_note(judge, mapping) -> None:
 @click.option("--run", "run_path", required=True, help="Run file: TREC run or RAG JSONL.")
 @click.option("--human", "human_path", required=True, help=HUMAN_HELP)
 @click.option("--judge", "judge_path", required=True, help=JUDGE_HELP)
-@click.option("--k", "ks", type=int, multiple=True, help="Cutoff of the default metrics (repeatable). Default: 10.")
-@click.option("--metric", "metrics", multiple=True, help="Metric (repeatable): recall@k, precision@k, mrr, ndcg@k ...")
+@click.option("--k", "ks", type=int, multiple=True, help=K_HELP)
+@click.option("--metric", "metrics", multiple=True, help=METRIC_HELP)
 @click.option("--rel-threshold", type=int, default=1, show_default=True, help="Relevant when grade >= this.")
+@click.option("--no-answer", type=click.Choice(NO_ANSWER_MODES), default=DEFAULT_NO_ANSWER, show_default=True,
+              help=NO_ANSWER_HELP)
 @click.option("--mapping", "mapping_path", default=None, help=MAPPING_HELP)
+@click.option("--forbidden", "forbidden_path", default=None, metavar="GOLDEN",
+              help="Golden set (or labels file) listing forbidden documents: the run's leaks go into the report, "
+                   "which 'relgrade gate' needs.")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="1 - confidence level of the intervals.")
 @click.option("--json", "json_out", metavar="OUT", help="Write the estimates as JSON here.")
-def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, mapping_path, alpha, json_out):
+def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, no_answer, mapping_path, forbidden_path,
+             alpha, json_out):
     """Prediction-powered (PPI++) metric estimates: humans labeled some queries, the judge labeled all.
 
-    Every query counts in the means (a query without a relevant doc scores 0). The intervals are
-    valid only if the human-labeled queries are a random sample of the queries.
+    The means follow --no-answer like every command. The intervals are valid only if the
+    human-labeled queries are a random sample of the queries.
     """
     from relgrade.hybrid import estimate as run_estimate
     from relgrade.io import read_run
+    from relgrade.metrics import parse_metrics
 
-    if ks and any(k < 1 for k in ks):
-        raise InputError(f"--k must be a positive integer, got {min(ks)}")
-    chosen = _metrics(metrics)
-    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path)
+    chosen = parse_metrics(metrics, ks)
+    forbidden = _forbidden(forbidden_path)
+    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path, rel_threshold, ppi=True)
     run = read_run(run_path)
-    report = run_estimate(run, human, judge, chosen or None, k=ks or None, rel_threshold=rel_threshold, alpha=alpha)
+    report = run_estimate(run, human, judge, chosen, rel_threshold=rel_threshold, no_answer=no_answer, alpha=alpha,
+                          forbidden=forbidden)
     _mapping_note(jin, mapping)
     click.echo(f"run {run_path}")
     click.echo(report.table())
@@ -94,6 +106,14 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, mappi
             click.echo(f"{name}: note: {e.note}")
     for note in report.notes:
         click.echo(f"note: {note}")
+    if report.leaks:
+        n = len(report.leaks)
+        click.echo(f"LEAKS: {n} forbidden {'document' if n == 1 else 'documents'} retrieved in the top "
+                   f"{report.settings['leak_k']}:")
+        for row in report.leaks[:5]:
+            click.echo(f"  {row['query_id']}: {row['doc_id']} at rank {row['rank']}")
+    elif report.leaks is None:
+        click.echo("no --forbidden: the report carries no leak check, and 'relgrade gate' fails on it")
     if json_out:
         data = report.to_dict()
         data["settings"]["mapping"] = None if mapping is None else {"path": mapping_path, "adopted": mapping.adopted}
@@ -109,9 +129,13 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, mappi
 @click.option("--mapping", "mapping_path", default=None, help=MAPPING_HELP)
 @click.option("--out", required=True, metavar="HYBRID.jsonl", help="Where to write the hybrid label set (stale labels go to OUT.stale.jsonl).")
 @click.option("--show-stale", type=int, default=5, show_default=True, help="How many stale labels to print.")
-def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, show_stale):
+@click.option("--threshold", type=int, default=2, show_default=True,
+              help="With a binary judge (details scale [0, 1]): human grades >= this count as relevant.")
+def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, show_stale, threshold):
     """Merge human and judge labels with provenance; human beats judge; stale labels set apart."""
-    from relgrade.hybrid import merge_labels, read_human_labels, read_judge_labels, read_mapping, write_hybrid
+    from relgrade.hybrid import (
+        merge_labels, on_common_scale, read_human_labels, read_judge_labels, read_mapping, write_hybrid,
+    )
 
     if not human_path and not judge_path:
         raise InputError("give --human, --judge or both")
@@ -120,6 +144,10 @@ def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, sh
     mapping = read_mapping(mapping_path) if mapping_path else None
     human = read_human_labels(human_path) if human_path else []
     jin = read_judge_labels(judge_path, mapping=mapping) if judge_path else None
+    if jin is not None:
+        human, jin, note = on_common_scale(human, jin, threshold=threshold)
+        if note:
+            click.echo(f"note: {note}")
     texts, missing_is_stale = None, False
     if corpus_path:
         from relgrade.io import read_corpus
@@ -151,23 +179,28 @@ def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, sh
 @click.option("--run", "run_paths", multiple=True, required=True, help="Run file of one system (repeat, at least 2).")
 @click.option("--human", "human_path", required=True, help=HUMAN_HELP)
 @click.option("--judge", "judge_path", required=True, help=JUDGE_HELP)
-@click.option("--metric", "metrics", multiple=True, help="Metric to rank by (repeatable). Default: ndcg@10.")
+@click.option("--metric", "metrics", multiple=True,
+              help=f"Metric to rank by (repeatable or comma-separated). Default: {DEFAULT_RANK_METRIC}.")
 @click.option("--rel-threshold", type=int, default=1, show_default=True, help="Relevant when grade >= this.")
+@click.option("--no-answer", type=click.Choice(NO_ANSWER_MODES), default=DEFAULT_NO_ANSWER, show_default=True,
+              help=NO_ANSWER_HELP)
 @click.option("--mapping", "mapping_path", default=None, help=MAPPING_HELP)
-@click.option("--n-boot", type=int, default=1000, show_default=True, help="Bootstrap resamples for the CIs.")
+@click.option("--n-boot", type=int, default=DEFAULT_N_BOOT, show_default=True, help="Bootstrap resamples for the CIs (>= 1).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and the permutations.")
 @click.option("--json", "json_out", metavar="OUT", help="Write rankings, taus and pairs as JSON here.")
-def rank_systems(run_paths, human_path, judge_path, metrics, rel_threshold, mapping_path, n_boot, seed, json_out):
+def rank_systems(run_paths, human_path, judge_path, metrics, rel_threshold, no_answer, mapping_path, n_boot, seed,
+                 json_out):
     """Rank systems under human, judge and PPI++ labels: Kendall tau with CIs, flipped pairs, paired tests."""
     from relgrade.hybrid import rank_systems as run_rank
     from relgrade.io import read_run
+    from relgrade.metrics import parse_metrics
+    from relgrade.metrics._settings import check_n_boot
 
     if len(run_paths) < 2:
         raise InputError(f"--run: ranking systems needs at least 2 runs, got {len(run_paths)}")
-    if n_boot < 1:
-        raise InputError(f"--n-boot must be >= 1, got {n_boot}")
-    chosen = _metrics(metrics) or _metrics(["ndcg@10"])
-    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path)
+    check_n_boot(n_boot)
+    chosen = parse_metrics(metrics or [DEFAULT_RANK_METRIC])
+    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path, rel_threshold)
     runs = {}
     stems = [Path(p).stem for p in run_paths]
     for path, stem in zip(run_paths, stems):
@@ -176,7 +209,8 @@ def rank_systems(run_paths, human_path, judge_path, metrics, rel_threshold, mapp
             raise InputError(f"--run {path} is given twice", path=path)
         runs[name] = read_run(path, name=name)
     _mapping_note(jin, mapping)
-    results = [run_rank(runs, human, judge, m, rel_threshold=rel_threshold, n_boot=n_boot, seed=seed) for m in chosen]
+    results = [run_rank(runs, human, judge, m, rel_threshold=rel_threshold, no_answer=no_answer, n_boot=n_boot,
+                        seed=seed) for m in chosen]
     for r in results:
         click.echo(r.table())
     if json_out:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from relgrade.io import Qrels, Run
-from relgrade.metrics import Metric, join, parse_metric
+from relgrade.metrics import Metric, join, parse_metrics
 
 KINDS = ("human", "judge", "none")
 
@@ -60,7 +60,7 @@ def coverage(
     topics: Sequence[str] | None = None,
 ) -> dict[str, Coverage]:
     """``{metric name: Coverage}`` of ``run``'s top k over ``topics`` (default: the qrels' topics)."""
-    chosen = list(dict.fromkeys(parse_metric(m) for m in metrics))
+    chosen = parse_metrics(metrics)
     ranked = join(qrels, run, topics=topics)
     n_topics = len(ranked.topics)
     code = {"human": 0, "judge": 1}

@@ -13,8 +13,9 @@ is reported and not used. Stale labels are never thrown away: :func:`write_hybri
 ``OUT.stale.jsonl`` beside the set, with the reason. Rules of the merge (:func:`merge_labels`):
 
 1. a label is stale when the current texts are known and its recorded text hash differs (or its
-   document is gone from the corpus); a label without a recorded hash is stamped with the current
-   text's hash (and counted, since its freshness could not be checked);
+   document is gone from the corpus); a label without a recorded hash is *unchecked*, never fresh: it
+   is kept and counted (its freshness cannot be known), and never stamped with the current text's hash
+   (which would make a label whose chunk was rewritten look fresh);
 2. among fresh labels, a human label beats a judge label of the same pair;
 3. judge grades go through the calibrated mapping when one was adopted (``judge_grade`` keeps the raw
    grade, ``mapped`` says it was mapped).
@@ -24,7 +25,6 @@ is reported and not used. Stale labels are never thrown away: :func:`write_hybri
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -33,47 +33,10 @@ from typing import Any
 
 from relgrade._errors import InputError
 from relgrade.io import Qrels
-from relgrade.io._text import iter_jsonl, read_text
+from relgrade.io._labels import SOURCES, Label, read_labels, text_sha256, write_labels
 
-SOURCES = ("human", "judge")
-_OPTIONAL = ("annotator", "annotations", "model", "prompt_hash", "judge_grade", "mapped", "time", "text_sha256")
-
-
-def text_sha256(text: str) -> str:
-    """Hex SHA-256 of ``text`` encoded as UTF-8 (no normalisation: any change makes a label stale)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True)
-class Label:
-    """One graded (query, doc) pair and where it came from."""
-
-    query_id: str
-    doc_id: str
-    grade: int
-    source: str  # "human" or "judge"
-    annotator: str | None = None
-    annotations: Mapping[str, int] | None = None  # several annotators: each one's grade
-    model: str | None = None
-    prompt_hash: str | None = None
-    judge_grade: int | None = None  # the judge's own grade when a mapping changed it
-    mapped: bool = False
-    time: str | None = None
-    text_sha256: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.source not in SOURCES:
-            raise InputError(f"label source must be one of {SOURCES}, got {self.source!r}")
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"query_id": self.query_id, "doc_id": self.doc_id, "grade": self.grade,
-                               "source": self.source}
-        for name in _OPTIONAL:
-            value = getattr(self, name)
-            if value is None or value is False:
-                continue
-            out[name] = dict(value) if name == "annotations" else value
-        return out
+__all__ = ["SOURCES", "HybridLabels", "Label", "Stale", "is_hybrid", "is_hybrid_text", "merge_labels", "read_hybrid",
+           "recheck", "stale_path_for", "text_sha256", "write_hybrid"]
 
 
 @dataclass(frozen=True)
@@ -95,8 +58,8 @@ class HybridLabels:
     labels: tuple[Label, ...]
     stale: tuple[Stale, ...] = ()
     overridden: int = 0  # judge labels replaced by a human label of the same pair
-    unstamped: int = 0  # labels without a recorded text hash, stamped with the current text's
-    unchecked: int = 0  # labels whose freshness could not be checked (no current text known)
+    unstamped: int = 0  # labels without a recorded text hash (unchecked: never counted as fresh)
+    unchecked: int = 0  # labels whose freshness could not be checked (no hash, or no current text known)
     source: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -124,10 +87,9 @@ class HybridLabels:
             text += f"; {c['overridden']} judge labels overridden by humans"
         if c["stale"]:
             text += f"; {c['stale']} stale labels not used (chunk text changed)"
-        if c["unstamped"]:
-            text += f"; {c['unstamped']} labels had no text hash and were stamped with the current text"
         if c["unchecked"]:
-            text += f"; {c['unchecked']} labels could not be checked for staleness (no current text)"
+            text += (f"; {c['unchecked']} labels unchecked for staleness ({c['unstamped']} without a recorded text "
+                     f"hash, {c['unchecked'] - c['unstamped']} without a current text): not known to be fresh")
         return text
 
 
@@ -142,7 +104,7 @@ def _freshness(lab: Label, texts: Mapping[str, str] | None, missing_is_stale: bo
         return lab, None, None, False, True
     now = text_sha256(current)
     if lab.text_sha256 is None:
-        return replace(lab, text_sha256=now), None, now, True, False
+        return lab, None, now, True, True
     if lab.text_sha256 != now:
         return lab, "chunk text changed since it was labeled", now, False, False
     return lab, None, now, False, False
@@ -223,42 +185,32 @@ def is_hybrid(path: str | Path) -> bool:
     return is_hybrid_text(p, first)
 
 
-def _label_from(obj: dict[str, Any], path, number: int) -> Label:
-    try:
-        q, d, g, src = str(obj["query_id"]), str(obj["doc_id"]), obj["grade"], obj["source"]
-    except KeyError as exc:
-        raise InputError(f"hybrid label lacks {exc.args[0]!r}; each needs query_id, doc_id, grade, source",
-                         path=path, line=number) from None
-    if isinstance(g, bool) or not isinstance(g, (int, float)) or g != int(g):
-        raise InputError(f"grade {g!r} is not an integer grade", path=path, line=number)
-    if src not in SOURCES:
-        raise InputError(f"source must be 'human' or 'judge', got {src!r}", path=path, line=number)
-    ann = obj.get("annotations")
-    return Label(q, d, int(g), src, obj.get("annotator"), dict(ann) if isinstance(ann, dict) else None,
-                 obj.get("model"), obj.get("prompt_hash"), obj.get("judge_grade"), bool(obj.get("mapped", False)),
-                 obj.get("time"), obj.get("text_sha256"))
+def _read_rows(path: str | Path, what: str) -> tuple[tuple[Label, ...], tuple[int, ...]]:
+    labels = read_labels(path, scale=None, empty="error")
+    seen: dict[tuple[str, str], int] = {}
+    for lab, number in zip(labels.labels, labels.lines):
+        key = (lab.query_id, lab.doc_id)
+        if key in seen:
+            raise InputError(f"pair {key} appears again (first on line {seen[key]}); a {what} has one label per pair",
+                             path=path, line=number)
+        seen[key] = number
+    return labels.labels, labels.lines
 
 
 def read_hybrid(path: str | Path) -> HybridLabels:
-    """Read a hybrid label file (and its ``.stale.jsonl`` sibling when present)."""
-    text = read_text(path, what="hybrid label file")
-    labels, seen = [], {}
-    for number, obj in iter_jsonl(path, text, what="hybrid label file"):
-        lab = _label_from(obj, path, number)
-        key = (lab.query_id, lab.doc_id)
-        if key in seen:
-            raise InputError(f"pair {key} appears again (first on line {seen[key]}); a hybrid set has one label per pair",
-                             path=path, line=number)
-        seen[key] = number
-        labels.append(lab)
+    """Read a hybrid label file (and its ``.stale.jsonl`` sibling when present) with :func:`relgrade.io.read_labels`."""
+    labels, _ = _read_rows(path, "hybrid set")
     stale: list[Stale] = []
     stale_path = stale_path_for(path)
     if stale_path.is_file():
-        stale_text = read_text(stale_path, what="stale label file")
-        for number, obj in iter_jsonl(stale_path, stale_text, what="stale label file"):
-            stale.append(Stale(_label_from(obj, stale_path, number), str(obj.get("reason", "stale")),
-                               obj.get("current_sha256")))
-    return HybridLabels(tuple(labels), tuple(stale), source=str(path))
+        import json as _json
+
+        rows, lines = _read_rows(stale_path, "stale label file")
+        raw = stale_path.read_text(encoding="utf-8").splitlines()
+        for lab, number in zip(rows, lines):
+            extra = _json.loads(raw[number - 1])
+            stale.append(Stale(replace(lab, reason=None), str(extra.get("reason", "stale")), extra.get("current_sha256")))
+    return HybridLabels(labels, tuple(stale), source=str(path))
 
 
 def stale_path_for(path: str | Path) -> Path:
@@ -269,17 +221,13 @@ def stale_path_for(path: str | Path) -> Path:
 def write_hybrid(hybrid: HybridLabels, path: str | Path) -> Path:
     """Write the labels in use to ``path`` and the stale ones to ``path.stale.jsonl`` (removed when none)."""
     p = Path(path)
-    try:
-        with open(p, "w", encoding="utf-8") as fh:
-            for lab in hybrid.labels:
-                fh.write(json.dumps(lab.to_dict(), ensure_ascii=False) + "\n")
-        sp = stale_path_for(p)
-        if hybrid.stale:
-            with open(sp, "w", encoding="utf-8") as fh:
-                for s in hybrid.stale:
-                    fh.write(json.dumps(s.to_dict(), ensure_ascii=False) + "\n")
-        elif sp.exists():
+    write_labels(hybrid.labels, p)
+    sp = stale_path_for(p)
+    if hybrid.stale:
+        write_labels([s.to_dict() for s in hybrid.stale], sp)
+    elif sp.exists():
+        try:
             sp.unlink()
-    except OSError as exc:
-        raise InputError(f"cannot write ({exc.strerror}); choose another --out path", path=p) from None
+        except OSError as exc:
+            raise InputError(f"cannot remove ({exc.strerror})", path=sp) from None
     return p

@@ -12,12 +12,19 @@ For one metric and several runs (systems):
   and randomisation p-value of :func:`relgrade.metrics.paired_difference`, ppi with the PPI++ interval
   and p-value of the per-query difference (``Y = human_b - human_a``, ``Yhat = judge_b - judge_a``);
   a pair *flips* when two sources order it in opposite directions (a tie under one source is no flip).
+
+``no_answer`` is the rule of every command: with ``"exclude"`` (default) the values and differences are
+means over the queries with a relevant document (human: labeled queries with one under human labels;
+judge: queries with one under judge labels; ppi: the ratio estimate of
+:func:`relgrade.hybrid._estimate.ratio_means`); with ``"zero"`` over all queries. A query without a
+relevant document scores 0 for every system, so the paired p-values do not depend on the rule, nor do
+the bootstrap replicates of the taus, which are computed over all queries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
@@ -26,7 +33,9 @@ import numpy as np
 from relgrade._errors import InputError
 from relgrade.io import Run
 from relgrade.metrics import Metric, paired_difference, parse_metric
-from relgrade.hybrid._estimate import _as_qrels, per_query_values, split_queries
+from relgrade.metrics._evaluate import no_shared_queries
+from relgrade.metrics._settings import DEFAULT_NO_ANSWER, check_n_boot, check_no_answer, check_rel_threshold
+from relgrade.hybrid._estimate import _as_qrels, answerable, per_query_values, ratio_means, split_queries
 from relgrade.hybrid._ppi import ppi_means, ppi_module, ppi_pvalues
 
 SOURCES = ("human", "judge", "ppi")
@@ -80,6 +89,7 @@ class RankingReport:
     pairs: tuple[PairResult, ...]
     n_labeled: int
     n_queries: int
+    settings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def flipped(self) -> tuple[PairResult, ...]:
@@ -90,7 +100,7 @@ class RankingReport:
                 "rankings": {s: list(r) for s, r in self.rankings.items()},
                 "kendall_tau": {f"{t.x} vs {t.y}": t.to_dict() for t in self.taus},
                 "pairs": [p.to_dict() for p in self.pairs], "flipped_pairs": [f"{p.a} / {p.b}" for p in self.flipped],
-                "n_labeled": self.n_labeled, "n_queries": self.n_queries}
+                "n_labeled": self.n_labeled, "n_queries": self.n_queries, "settings": self.settings}
 
     def table(self) -> str:
         lines = [f"== {self.metric}: {len(self.systems)} systems, {self.n_labeled} human-labeled of {self.n_queries} queries",
@@ -135,6 +145,7 @@ def rank_systems(
     metric: str | Metric = "ndcg@10",
     *,
     rel_threshold: int = 1,
+    no_answer: str = DEFAULT_NO_ANSWER,
     n_boot: int = 1000,
     n_perm: int = 10000,
     seed: int = 0,
@@ -147,6 +158,9 @@ def rank_systems(
     if len(runs) < 2:
         raise InputError(f"ranking systems needs at least 2 runs, got {len(runs)}")
     metric = parse_metric(metric)
+    check_no_answer(no_answer)
+    check_n_boot(n_boot)
+    rel_threshold = check_rel_threshold(rel_threshold)
     human_q, judge_q = _as_qrels(human, "human"), _as_qrels(judge, "judge")
     labeled, unlabeled = split_queries(human_q, judge_q)
     n, N = len(labeled), len(unlabeled)
@@ -154,12 +168,26 @@ def rank_systems(
         raise InputError(f"the human labels cover {n} queries; ranking with intervals needs at least 2 human-labeled queries")
     names = tuple(runs)
     population = labeled + unlabeled
+    for r in runs.values():
+        if not set(r.query_id.tolist()).intersection(population):
+            raise no_shared_queries(r, population, human_q.source)
     H = np.column_stack([per_query_values(human_q, r, [metric], labeled, rel_threshold=rel_threshold)[:, 0]
                          for r in runs.values()])
     J = np.column_stack([per_query_values(judge_q, r, [metric], population, rel_threshold=rel_threshold)[:, 0]
                          for r in runs.values()])
-    ppi = ppi_means(H, J[:n], J[n:], alpha=0.05)
-    means = {"human": H.mean(axis=0), "judge": J.mean(axis=0), "ppi": ppi.value}
+    exclude = no_answer == "exclude"
+    if exclude:
+        A, Ahat = answerable(human_q, labeled, rel_threshold), answerable(judge_q, population, rel_threshold)
+        if (A > 0).sum() < 2:
+            raise InputError(f"{int((A > 0).sum())} of the {n} human-labeled queries have a relevant document; the "
+                             "mean over answerable queries (--no-answer exclude) needs at least 2: label more "
+                             "queries or use --no-answer zero", path=human_q.source)
+        hq, jq = A > 0, Ahat > 0
+        means = {"human": H[hq].mean(axis=0), "judge": J[jq].mean(axis=0) if jq.any() else np.zeros(H.shape[1]),
+                 "ppi": ratio_means(H, A, J[:n], Ahat[:n], J[n:], Ahat[n:]).value}
+    else:
+        hq, jq = np.ones(n, bool), np.ones(n + N, bool)
+        means = {"human": H.mean(axis=0), "judge": J.mean(axis=0), "ppi": ppi_means(H, J[:n], J[n:], alpha=0.05).value}
     values = {s: {name: float(means[s][i]) for i, name in enumerate(names)} for s in SOURCES}
     rankings = {s: _ranking(values[s]) for s in SOURCES}
 
@@ -193,10 +221,11 @@ def rank_systems(
 
     pairs = []
     for i, j in combinations(range(len(names)), 2):
-        dh = paired_difference(H[:, i], H[:, j], n_boot=n_boot, n_perm=n_perm, seed=seed)
-        dj = paired_difference(J[:, i], J[:, j], n_boot=n_boot, n_perm=n_perm, seed=seed)
+        dh = paired_difference(H[hq, i], H[hq, j], n_boot=n_boot, n_perm=n_perm, seed=seed)
+        dj = paired_difference(J[jq, i], J[jq, j], n_boot=n_boot, n_perm=n_perm, seed=seed)
         D, Dhat = H[:, j] - H[:, i], J[:, j] - J[:, i]
-        dp = ppi_means(D, Dhat[:n], Dhat[n:])
+        dp = (ratio_means(D[:, None], A, Dhat[:n, None], Ahat[:n], Dhat[n:, None], Ahat[n:], bounds=(-1.0, 1.0))
+              if exclude else ppi_means(D, Dhat[:n], Dhat[n:]))
         p = float(ppi_pvalues(D, Dhat[:n], Dhat[n:])[0])
         by = {
             "human": SourceDifference(dh.diff, dh.ci95, dh.p_value, "paired randomisation (labeled queries)"),
@@ -205,4 +234,6 @@ def rank_systems(
         }
         flips = tuple(f"{x} vs {y}" for x, y in source_pairs if _sign(by[x].diff) * _sign(by[y].diff) < 0)
         pairs.append(PairResult(names[i], names[j], by, flips))
-    return RankingReport(metric.name, names, values, rankings, tuple(taus), tuple(pairs), n, n + N)
+    settings = {"kind": "rank-systems", "metric": metric.name, "rel_threshold": rel_threshold, "no_answer": no_answer,
+                "n_boot": n_boot, "n_perm": n_perm, "seed": seed}
+    return RankingReport(metric.name, names, values, rankings, tuple(taus), tuple(pairs), n, n + N, settings)

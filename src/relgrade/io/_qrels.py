@@ -6,23 +6,17 @@ Formats read: TREC qrels (``qid iter docid grade``), CSV or JSONL with columns
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from relgrade._errors import InputError
-from relgrade.io._text import iter_jsonl, iter_lines, pick, read_text, sniff_kind
+from relgrade.io._text import read_text, sniff_kind
+
+from relgrade.io._labels import ANNOTATOR_FIELDS, DOC_FIELDS, GRADE_FIELDS, QUERY_FIELDS, parse_grade
 
 if TYPE_CHECKING:
     import pandas as pd
-
-QUERY_FIELDS = ("query_id", "qid", "topic", "query-id")
-DOC_FIELDS = ("doc_id", "docid", "docno", "pid", "corpus_id", "corpus-id")
-GRADE_FIELDS = ("grade", "relevance", "label", "score", "rel")
-ANNOTATOR_FIELDS = ("annotator", "assessor", "rater")
 
 
 class Qrels:
@@ -79,14 +73,15 @@ class Qrels:
         With several grades for one pair, ``labels`` holds their lower median (conservative: with
         grades 1 and 2 the pair gets 1) and ``annotations`` keeps every grade.
         """
+        from relgrade.io._labels import lower_median
+
         per_pair: dict[tuple[str, str], dict[str, int]] = {}
         for q, d, g, a in records:
             per_pair.setdefault((q, d), {})[a or ""] = g
         labels: dict[str, dict[str, int]] = {}
         annotations: dict[tuple[str, str], dict[str, int]] = {}
         for (q, d), by_annotator in per_pair.items():
-            grades = sorted(by_annotator.values())
-            labels.setdefault(q, {})[d] = grades[(len(grades) - 1) // 2]
+            labels.setdefault(q, {})[d] = lower_median(by_annotator.values())
             if len(by_annotator) > 1 or any(by_annotator):
                 annotations[(q, d)] = by_annotator
         return cls(labels, annotations=annotations, source=source)
@@ -102,7 +97,10 @@ class Qrels:
             )
         a = next((cols[n] for n in ANNOTATOR_FIELDS if n in cols), None)
         annotators = frame[a].astype(str) if a else [None] * len(frame)
-        records = zip(frame[q].astype(str), frame[d].astype(str), frame[g].astype(int), annotators)
+        grades = [parse_grade(v, what=f"grade in column {g!r}") for v in frame[g].tolist()]
+        if any(v is None for v in grades):
+            raise InputError(f"DataFrame column {g!r} has an empty grade; every row needs a grade")
+        records = zip(frame[q].astype(str), frame[d].astype(str), grades, annotators)
         made = cls.from_records(records, source=kwargs.pop("source", None))
         return cls(made.labels, annotations=made.annotations, source=made.source, **kwargs)
 
@@ -127,7 +125,9 @@ class Qrels:
 
 
 def read_qrels(path: str | Path) -> Qrels:
-    """Read TREC qrels, CSV/JSONL qrels or a golden set (JSONL or JSON list) into :class:`Qrels`."""
+    """Read TREC qrels, CSV/JSONL labels (any file :func:`relgrade.io.read_labels` reads) or a golden set."""
+    from relgrade.io._labels import read_labels
+
     text = read_text(path, what="qrels file")
     kind = sniff_kind(path, text)
     if kind in {"jsonl", "json"}:
@@ -137,76 +137,7 @@ def read_qrels(path: str | Path) -> Qrels:
             return read_golden_text(path, text, kind).to_qrels()
         if kind == "json":
             raise InputError("a JSON list here must be a golden set (objects with 'query' and 'relevant_doc_ids')", path=path)
-        return Qrels.from_records(_jsonl_records(path, text), source=str(path))
-    if kind == "csv":
-        return Qrels.from_records(_csv_records(path, text), source=str(path))
-    return Qrels.from_records(_trec_records(path, text), source=str(path))
-
-
-def _grade(value: Any, path: str | Path, line: int) -> int:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"grade {value!r} is not a number; use an integer such as 0, 1, 2 or 3", path=path, line=line) from None
-    if number != int(number):
-        raise InputError(f"grade {value!r} is not an integer; use 0, 1, 2 or 3", path=path, line=line)
-    return int(number)
-
-
-def _trec_records(path: str | Path, text: str):
-    seen: dict[tuple[str, str], int] = {}
-    for number, line in iter_lines(text):
-        fields = line.split()
-        if len(fields) != 4:
-            raise InputError(
-                f"expected 4 fields 'query_id iteration doc_id grade' (TREC qrels), got {len(fields)}",
-                path=path, line=number,
-            )
-        q, _, d, g = fields
-        key = (q, d)
-        if key in seen:
-            raise InputError(
-                f"pair ({q}, {d}) is labeled again (first on line {seen[key]}); keep one line per pair "
-                "or use a CSV/JSONL file with an 'annotator' column",
-                path=path, line=number,
-            )
-        seen[key] = number
-        yield q, d, _grade(g, path, number), None
-
-
-def _checked_records(path, rows):
-    seen: dict[tuple[str, str, str], int] = {}
-    for number, row in rows:
-        q, d, g, a = (pick(row, names) for names in (QUERY_FIELDS, DOC_FIELDS, GRADE_FIELDS, ANNOTATOR_FIELDS))
-        missing = [name for name, value in (("query_id", q), ("doc_id", d), ("grade", g)) if value in (None, "")]
-        if missing:
-            raise InputError(f"missing {', '.join(missing)}; each label needs query_id, doc_id and grade", path=path, line=number)
-        a = None if a in (None, "") else str(a)
-        key = (str(q), str(d), a or "")
-        if key in seen:
-            who = f" by annotator {a!r}" if a else ""
-            raise InputError(
-                f"pair ({q}, {d}) is labeled again{who} (first on line {seen[key]}); keep one label per pair and annotator",
-                path=path, line=number,
-            )
-        seen[key] = number
-        yield str(q), str(d), _grade(g, path, number), a
-
-
-def _jsonl_records(path, text):
-    yield from _checked_records(path, iter_jsonl(path, text, what="qrels file"))
-
-
-def _csv_records(path, text):
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames:
-        raise InputError("CSV has no header; the first line must name query_id,doc_id,grade", path=path, line=1)
-    header = [h.strip().lower() for h in reader.fieldnames]
-    reader.fieldnames = header
-    if not any(h in header for h in GRADE_FIELDS):
-        raise InputError(f"CSV header {header} has no grade column; add 'grade'", path=path, line=1)
-    rows = ((reader.line_num, {k: (v.strip() if isinstance(v, str) else v) for k, v in row.items()}) for row in reader)
-    yield from _checked_records(path, rows)
+    return read_labels(path, scale=None, empty="error").to_qrels()
 
 
 def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]], path: str | Path) -> Path:
@@ -214,19 +145,26 @@ def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]], path: str | Path
     labels = qrels.labels if isinstance(qrels, Qrels) else qrels
     p = Path(path)
     suffix = p.suffix.lower()
-    with open(p, "w", encoding="utf-8", newline="") as fh:
-        if suffix == ".csv":
-            writer = csv.writer(fh)
-            writer.writerow(["query_id", "doc_id", "grade"])
-            for q, docs in labels.items():
-                for d, g in docs.items():
-                    writer.writerow([q, d, int(g)])
-        elif suffix in {".jsonl", ".ndjson", ".json"}:
-            for q, docs in labels.items():
-                for d, g in docs.items():
-                    fh.write(json.dumps({"query_id": q, "doc_id": d, "grade": int(g)}) + "\n")
-        else:
+    if suffix not in {".csv", ".jsonl", ".ndjson", ".json"}:
+        check_trec_ids([*labels, *(d for docs in labels.values() for d in docs)], path=p)
+    if suffix in {".csv", ".jsonl", ".ndjson", ".json"}:
+        from relgrade.io._labels import write_labels
+
+        rows = ({"query_id": q, "doc_id": d, "grade": int(g)} for q, docs in labels.items() for d, g in docs.items())
+        return write_labels(rows, p, columns=("query_id", "doc_id", "grade"))
+    try:
+        with open(p, "w", encoding="utf-8", newline="") as fh:
             for q, docs in labels.items():
                 for d, g in docs.items():
                     fh.write(f"{q} 0 {d} {int(g)}\n")
+    except OSError as exc:
+        raise InputError(f"cannot write ({exc.strerror}); choose another path", path=p) from None
     return p
+
+
+def check_trec_ids(ids: Iterable[str], *, path: str | Path, what: str = "qrels") -> None:
+    """Refuse ids a TREC file cannot hold (empty, or with whitespace: the line would split wrong)."""
+    for i in ids:
+        if not i or any(c.isspace() for c in i):
+            raise InputError(f"id {i!r} is empty or contains whitespace, so TREC {what} cannot hold it; "
+                             "write a .csv or .jsonl file instead", path=path)

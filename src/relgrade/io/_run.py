@@ -1,8 +1,9 @@
 """Runs: what a retriever returned, per query, in rank order.
 
 Formats read: TREC runs (``qid Q0 docid rank score tag``; as in trec_eval the rank column is
-ignored and documents are ordered by score, ties broken by doc id in reverse lexicographic
-order) and a RAG-native JSONL, one line per query::
+ignored and documents are ordered by score *in single precision* (trec_eval stores a score as a C
+``float``), ties broken by doc id in reverse lexicographic order; ids are strings, always: ``NA`` or
+``NULL`` is a doc id, never a missing value) and a RAG-native JSONL, one line per query::
 
     {"query_id", "query", "results": [{"doc_id", "text"?, "score"?}, ...]}
 
@@ -22,6 +23,14 @@ from relgrade.io._text import iter_jsonl, iter_lines, pick, read_text, sniff_kin
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
+
+
+def trec_score(score: "np.ndarray") -> "np.ndarray":
+    """Scores as trec_eval compares them: rounded to float32 (its ``TEXT_RESULTS.sim`` is a C ``float``), so
+    ``0.30000000000000004`` and ``0.3`` tie and the doc id decides, as in trec_eval and pytrec_eval."""
+    import numpy as np
+
+    return np.asarray(score, dtype=np.float64).astype(np.float32)
 
 
 class Run:
@@ -116,7 +125,7 @@ class Run:
     def ranked(self) -> dict[str, list[str]]:
         """``{qid: [doc_id, ...]}`` in trec_eval's order (score descending, then doc id descending)."""
         out: dict[str, list[str]] = {q: [] for q in self.query_ids()}
-        rows = sorted(zip(self.score.tolist(), self.doc_id.tolist(), self.query_id.tolist()), reverse=True)
+        rows = sorted(zip(trec_score(self.score).tolist(), self.doc_id.tolist(), self.query_id.tolist()), reverse=True)
         for _, d, q in rows:
             out[q].append(d)
         return out
@@ -133,8 +142,10 @@ class Run:
     def to_frame(self) -> "pd.DataFrame":
         import pandas as pd
 
-        frame = pd.DataFrame({"query_id": self.query_id, "doc_id": self.doc_id, "score": self.score})
-        frame = frame.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
+        frame = pd.DataFrame({"query_id": self.query_id, "doc_id": self.doc_id, "score": self.score,
+                              "_order": trec_score(self.score)})
+        frame = frame.sort_values(["query_id", "_order", "doc_id"], ascending=[True, False, False], kind="stable")
+        frame = frame.drop(columns="_order")
         frame["rank"] = frame.groupby("query_id", sort=False).cumcount() + 1
         return frame.reset_index(drop=True)
 
@@ -167,8 +178,8 @@ def _read_trec_run(path, text: str, name: str) -> Run:
         fields = line.split()
         if len(fields) != 6:
             raise InputError(
-                f"expected 6 fields 'query_id Q0 doc_id rank score tag' (TREC run), got {len(fields)}",
-                path=path, line=number,
+                f"expected 6 fields 'query_id Q0 doc_id rank score tag' (TREC run), got {len(fields)}; "
+                "ids cannot contain spaces (use a JSONL run)", path=path, line=number,
             )
         q, _, d, rank, score, _tag = fields
         try:
@@ -203,11 +214,12 @@ def _fast_trec_run(text: str, name: str, path) -> Run | None:
     try:
         frame = pd.read_csv(
             io.StringIO(text), sep=r"\s+", header=None, dtype=str, engine="c",
-            names=["q", "z", "d", "rank", "score", "tag", "extra"], skip_blank_lines=True, na_filter=True,
+            names=["q", "z", "d", "rank", "score", "tag", "extra"], skip_blank_lines=True, na_filter=False,
+            keep_default_na=False,
         )
     except Exception:
         return None
-    if frame["tag"].isna().any() or frame["extra"].notna().any():
+    if frame["tag"].isna().any() or frame["extra"].notna().any() or (frame["tag"] == "").any() or (frame["extra"] != "").any():
         return None
     score = pd.to_numeric(frame["score"], errors="coerce").to_numpy(dtype=np.float64)
     rank = pd.to_numeric(frame["rank"], errors="coerce").to_numpy()
@@ -275,6 +287,10 @@ def write_run(run: Run, path: str | Path, *, tag: str | None = None) -> Path:
     """Write a TREC run (or JSONL by extension), in rank order with ranks from 1."""
     p = Path(path)
     ranked = run.ranked()
+    if p.suffix.lower() not in {".jsonl", ".ndjson"}:
+        from relgrade.io._qrels import check_trec_ids
+
+        check_trec_ids([*ranked, *(d for docs in ranked.values() for d in docs)], path=p, what="run")
     with open(p, "w", encoding="utf-8") as fh:
         if p.suffix.lower() in {".jsonl", ".ndjson"}:
             for q, docs in ranked.items():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 from typing import Any, Iterator
@@ -48,15 +50,89 @@ def iter_jsonl(path: str | Path, text: str, *, what: str) -> Iterator[tuple[int,
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            truncated = number == len(lines) and not text.endswith("\n")
-            hint = "the file looks truncated; re-export it" if truncated else "fix or remove the line"
-            raise InputError(f"invalid JSON ({exc.msg}); {hint}", path=path, line=number) from None
+        truncated = number == len(lines) and not text.endswith(("\n", "\r"))
+        obj = loads_json(line, path=path, line=number, truncated=truncated)
         if not isinstance(obj, dict):
             raise InputError(f"expected a JSON object per line in a {what}", path=path, line=number)
         yield number, obj
+
+
+def loads_json(text: str, *, path: str | Path, line: int | None = None, truncated: bool = False) -> Any:
+    """``json.loads`` with every failure an :class:`InputError`: bad syntax, NaN/Infinity, nesting too deep."""
+
+    def no_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number; write a finite number or null")
+
+    try:
+        return json.loads(text, parse_constant=no_constant)
+    except json.JSONDecodeError as exc:
+        hint = "the file looks truncated; re-export it" if truncated else "fix or remove the line"
+        where = line if line is not None else exc.lineno
+        raise InputError(f"invalid JSON ({exc.msg}); {hint}", path=path, line=where) from None
+    except ValueError as exc:
+        raise InputError(str(exc), path=path, line=line) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply to read; flatten the structure", path=path, line=line) from None
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""A CSV cell starting with one of these is a formula to a spreadsheet (OWASP "CSV injection")."""
+
+
+def csv_cell(value: Any) -> Any:
+    """A text cell as written to CSV: prefixed with ``'`` when a spreadsheet would run it as a formula (or when it
+    starts with ``'``, so that :func:`csv_value` reads back exactly the value written). Numbers pass unchanged."""
+    if isinstance(value, str) and value.startswith((*FORMULA_START, "'")):
+        return "'" + value
+    return value
+
+
+def csv_value(cell: str) -> str:
+    """Inverse of :func:`csv_cell`: drop the ``'`` written before a formula-like or quote-led cell."""
+    if cell.startswith("'") and cell[1:2] and cell[1:].startswith((*FORMULA_START, "'")):
+        return cell[1:]
+    return cell
+
+
+def iter_csv(path: str | Path, text: str, *, what: str) -> Iterator[tuple[int, dict[str, str]]]:
+    """Yield ``(line_number, {lowercase header: cell})`` for each non-blank CSV row (line = where the row starts).
+
+    Strict: a quote that is never closed, a row with more or fewer cells than the header, or a malformed quote
+    is an :class:`InputError` naming the line the row starts on (a lenient reader would silently swallow the rest
+    of the file into one cell). CR-only line endings are read; cells of any size are read. Cells are unescaped with
+    :func:`csv_value`.
+    """
+    if "\r" in text and "\n" not in text:
+        text = text.replace("\r", "\n")
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, len(text) + 1))
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    start = 1
+    try:
+        header = next(reader, None)
+        while header is not None and not any(h.strip() for h in header):
+            start = reader.line_num + 1
+            header = next(reader, None)
+        if header is None:
+            raise InputError(f"CSV has no header; the first line must name the columns of the {what}", path=path, line=1)
+        names = [h.strip().lower() for h in header]
+        if len(set(names)) != len(names):
+            dup = next(n for n in names if names.count(n) > 1)
+            raise InputError(f"CSV header names the column {dup!r} twice; name each column once", path=path, line=start)
+        start = reader.line_num + 1
+        for cells in reader:
+            if cells and any(c.strip() for c in cells):
+                if len(cells) != len(names):
+                    raise InputError(
+                        f"row has {len(cells)} cells but the header names {len(names)} columns; quote cells that "
+                        "contain commas (\"a, b\")", path=path, line=start)
+                yield start, {n: csv_value(c) for n, c in zip(names, cells)}
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV ({exc}) in the row starting here: a quote opened and never closed? "
+                         "close the quote or double it (\"\")", path=path, line=start) from None
+    finally:
+        csv.field_size_limit(limit)
 
 
 def pick(obj: dict[str, Any], names: tuple[str, ...]) -> Any:

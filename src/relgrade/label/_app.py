@@ -124,7 +124,8 @@ def create_app(
         note = body.get("note") or ""
         if not isinstance(note, str) or len(note) > MAX_NOTE:
             return _bad(f"note must be text of at most {MAX_NOTE} characters")
-        label = store.put(key[0], key[1], name, None if grade is None else int(grade), note=note.strip())
+        label = store.put(key[0], key[1], name, None if grade is None else int(grade), note=note.strip(),
+                          text_sha256=by_key[key].text_sha256)
         return JSONResponse({"label": label.to_dict()})
 
     async def undo(request: Request) -> Response:

@@ -7,14 +7,12 @@ never receives it unless asked (``--show-judge``), so annotators are not anchore
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 from relgrade._errors import InputError
-from relgrade.io._text import iter_jsonl, pick, read_text, sniff_kind
+from relgrade.io._text import iter_csv, iter_jsonl, pick, read_text, sniff_kind
 
 QUERY_ID_FIELDS = ("query_id", "qid", "topic", "query-id")
 QUERY_FIELDS = ("query", "question", "query_text")
@@ -36,6 +34,13 @@ class Item:
     @property
     def key(self) -> tuple[str, str]:
         return (self.query_id, self.doc_id)
+
+    @property
+    def text_sha256(self) -> str:
+        """SHA-256 of the text shown to the annotator: the store records it with the label (staleness check)."""
+        from relgrade.io import text_sha256
+
+        return text_sha256(self.text)
 
 
 def read_items(path: str | Path) -> tuple[Item, ...]:
@@ -70,17 +75,7 @@ def read_items(path: str | Path) -> tuple[Item, ...]:
 
 
 def _csv_rows(path: str | Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames:
-        raise InputError("CSV has no header; the first line must name query_id,query,doc_id,text", path=path, line=1)
-    reader.fieldnames = [h.strip().lower() for h in reader.fieldnames]
-    try:
-        for row in reader:
-            if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
-                continue
-            yield reader.line_num, {k: v for k, v in row.items() if k is not None}
-    except csv.Error as exc:
-        raise InputError(f"malformed CSV ({exc}); check the quoting", path=path, line=reader.line_num) from None
+    return iter_csv(path, text, what="items file (query_id,query,doc_id,text)")
 
 
 def _item(row: dict[str, Any], path: str | Path, line: int) -> Item:
@@ -108,12 +103,9 @@ def _blank(value: Any) -> bool:
 
 
 def _judge(value: Any, path: str | Path, line: int) -> int | None:
-    if _blank(value):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"judge_grade {value!r} is not a number; use 0-3 or leave it empty", path=path, line=line) from None
-    if number != int(number) or not 0 <= number <= 3:
+    from relgrade.io import parse_grade
+
+    number = parse_grade(value, path=path, line=line, what="judge_grade")
+    if number is not None and not 0 <= number <= 3:
         raise InputError(f"judge_grade {value!r} is not one of 0, 1, 2, 3; fix it or leave it empty", path=path, line=line)
-    return int(number)
+    return number

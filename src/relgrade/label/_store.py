@@ -8,8 +8,6 @@ mode with ``synchronous=FULL``: a label acknowledged to the page is on disk, and
 
 from __future__ import annotations
 
-import csv
-import json
 import sqlite3
 import threading
 from dataclasses import asdict, dataclass
@@ -28,13 +26,14 @@ CREATE TABLE IF NOT EXISTS labels (
     skipped   INTEGER NOT NULL DEFAULT 0 CHECK (skipped IN (0, 1)),
     note      TEXT NOT NULL DEFAULT '',
     time      TEXT NOT NULL,
+    text_sha256 TEXT,
     UNIQUE (query_id, doc_id, annotator),
     CHECK ((skipped = 1 AND grade IS NULL) OR (skipped = 0 AND grade IS NOT NULL))
 );
 CREATE INDEX IF NOT EXISTS labels_by_annotator ON labels (annotator, id);
 """
 
-EXPORT_COLUMNS = ("query_id", "doc_id", "grade", "annotator", "time", "note")
+EXPORT_COLUMNS = ("query_id", "doc_id", "grade", "source", "annotator", "time", "text_sha256", "note")
 
 
 @dataclass(frozen=True)
@@ -48,6 +47,7 @@ class Label:
     skipped: bool
     note: str
     time: str  # ISO-8601, UTC
+    text_sha256: str | None = None  # SHA-256 of the chunk text the annotator saw (None: made before it was kept)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -87,22 +87,35 @@ class LabelStore:
         if not {"query_id", "doc_id", "annotator", "grade", "skipped", "note", "time"} <= cols:
             self._db.close()
             raise InputError("has a 'labels' table of another shape; pass another --store", path=self.path)
+        if "text_sha256" not in cols:  # a store made before the text hash was kept: its labels stay unchecked
+            try:
+                self._db.execute("ALTER TABLE labels ADD COLUMN text_sha256 TEXT")
+            except sqlite3.DatabaseError as exc:
+                self._db.close()
+                raise InputError(f"cannot upgrade the label store ({exc}); check its permissions", path=self.path) from None
 
     # -- writes (each one is its own committed transaction) --------------------------------------
     def put(
-        self, query_id: str, doc_id: str, annotator: str, grade: int | None, *, note: str = "", time: str | None = None
+        self, query_id: str, doc_id: str, annotator: str, grade: int | None, *, note: str = "", time: str | None = None,
+        text_sha256: str | None = None,
     ) -> Label:
-        """Record ``grade`` (0-3), or a skip when ``grade`` is None, replacing this annotator's earlier label."""
+        """Record ``grade`` (0-3), or a skip when ``grade`` is None, replacing this annotator's earlier label.
+
+        ``text_sha256``: SHA-256 of the chunk text the annotator saw (:attr:`relgrade.label.Item.text_sha256`);
+        ``relgrade hybrid`` compares it with the current text and reports the label stale when it changed.
+        """
         if grade is not None and (isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= 3):
             raise ValueError(f"grade must be 0, 1, 2, 3 or None (skip); got {grade!r}")
         if not annotator:
             raise ValueError("annotator must be a non-empty name")
-        label = Label(str(query_id), str(doc_id), str(annotator), grade, grade is None, note or "", time or utc_now())
+        label = Label(str(query_id), str(doc_id), str(annotator), grade, grade is None, note or "", time or utc_now(),
+                      text_sha256)
         with self._lock:
             self._db.execute(
-                "INSERT OR REPLACE INTO labels (query_id, doc_id, annotator, grade, skipped, note, time) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (label.query_id, label.doc_id, label.annotator, label.grade, int(label.skipped), label.note, label.time),
+                "INSERT OR REPLACE INTO labels (query_id, doc_id, annotator, grade, skipped, note, time, text_sha256) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (label.query_id, label.doc_id, label.annotator, label.grade, int(label.skipped), label.note, label.time,
+                 label.text_sha256),
             )
         return label
 
@@ -138,28 +151,23 @@ class LabelStore:
             return [r[0] for r in self._db.execute("SELECT DISTINCT annotator FROM labels ORDER BY annotator")]
 
     def export(self, path: str | Path, *, annotator: str | None = None) -> int:
-        """Write graded labels (skips left out) as CSV or JSONL that :func:`relgrade.io.read_qrels` reads.
+        """Write graded labels (skips left out) as CSV or JSONL with :func:`relgrade.io.write_labels`.
 
-        Columns: ``query_id, doc_id, grade, annotator, time, note``. Returns the number of rows.
+        Columns :data:`EXPORT_COLUMNS`: ``query_id, doc_id, grade, source, annotator, time, text_sha256, note``
+        (``text_sha256`` empty for labels made before the store kept it: they are unchecked for staleness).
+        CSV cells a spreadsheet would run as formulas are neutralised and read back unchanged by
+        :func:`relgrade.io.read_labels`. Returns the number of rows.
         """
+        from relgrade.io import write_labels
+
         out = Path(path)
         suffix = out.suffix.lower()
         if out.exists() and out.resolve() == self.path.resolve():
             raise InputError("is the label store itself; export to another file", path=out)
         if suffix not in {".csv", ".jsonl", ".ndjson"}:
             raise InputError("export to a .csv or .jsonl file (human labels with an annotator column)", path=out)
-        rows = [lab for lab in self.labels(annotator) if not lab.skipped]
-        try:
-            with open(out, "w", encoding="utf-8", newline="") as fh:
-                if suffix == ".csv":
-                    writer = csv.writer(fh)
-                    writer.writerow(EXPORT_COLUMNS)
-                    writer.writerows([getattr(lab, c) for c in EXPORT_COLUMNS] for lab in rows)
-                else:
-                    for lab in rows:
-                        fh.write(json.dumps({c: getattr(lab, c) for c in EXPORT_COLUMNS}, ensure_ascii=False) + "\n")
-        except OSError as exc:
-            raise InputError(f"cannot write the export ({exc.strerror}); pass another path", path=out) from None
+        rows = [{**lab.to_dict(), "source": "human"} for lab in self.labels(annotator) if not lab.skipped]
+        write_labels(rows, out, columns=EXPORT_COLUMNS)
         return len(rows)
 
     def close(self) -> None:
@@ -173,9 +181,9 @@ class LabelStore:
         self.close()
 
 
-_COLS = "query_id, doc_id, annotator, grade, skipped, note, time"
+_COLS = "query_id, doc_id, annotator, grade, skipped, note, time, text_sha256"
 
 
 def _label(row: tuple) -> Label:
-    q, d, a, g, s, n, t = row
-    return Label(q, d, a, g, bool(s), n, t)
+    q, d, a, g, s, n, t, h = row
+    return Label(q, d, a, g, bool(s), n, t, h)

@@ -2,10 +2,15 @@
 
 from relgrade.metrics._core import compute, join
 from relgrade.metrics._evaluate import Comparison, EvalReport, compare, evaluate, evaluate_retriever
-from relgrade.metrics._measures import Metric, default_metrics, parse_metric
+from relgrade.metrics._measures import DEFAULT_KS, DEFAULT_RANK_METRIC, Metric, default_metrics, parse_metric, parse_metrics
+from relgrade.metrics._settings import DEFAULT_NO_ANSWER, NO_ANSWER_MODES, labels_fingerprint, queries_fingerprint
 from relgrade.metrics._stats import Difference, Estimate, bootstrap_means, estimates, paired_difference
 
 __all__ = [
+    "DEFAULT_KS",
+    "DEFAULT_NO_ANSWER",
+    "DEFAULT_RANK_METRIC",
+    "NO_ANSWER_MODES",
     "Comparison",
     "Difference",
     "Estimate",
@@ -19,6 +24,9 @@ __all__ = [
     "evaluate",
     "evaluate_retriever",
     "join",
+    "labels_fingerprint",
     "paired_difference",
     "parse_metric",
+    "parse_metrics",
+    "queries_fingerprint",
 ]

@@ -126,9 +126,16 @@ def _topic_index(index: pd.Index, query_id: np.ndarray) -> np.ndarray:
 
 
 def _trec_order(topic: np.ndarray, score: np.ndarray, code: np.ndarray, n_topics: int, n_docs: int) -> np.ndarray:
-    """Row order by (topic asc, score desc, doc code desc): one integer sort key when it fits in int64."""
+    """Row order by (topic asc, score desc, doc code desc): one integer sort key when it fits in int64.
+
+    Scores are compared as trec_eval stores them, in single precision (:func:`relgrade.io._run.trec_score`):
+    ``0.30000000000000004`` and ``0.3`` tie, and the tie goes to the doc id.
+    """
     if len(topic) == 0:
         return np.zeros(0, np.int64)
+    from relgrade.io._run import trec_score
+
+    score = trec_score(score)
     uniq, inverse = np.unique(score, return_inverse=True)
     n_scores = len(uniq)
     desc_score = (n_scores - 1 - inverse).astype(np.int64)

@@ -16,11 +16,12 @@ import numpy as np
 from relgrade._errors import InputError
 from relgrade.io import GoldenSet, Qrels, Run, run_from_hits
 from relgrade.metrics._core import Ranked, compute, join
-from relgrade.metrics._measures import Metric, default_metrics, parse_metric
+from relgrade.metrics._measures import Metric, parse_metric, parse_metrics
+from relgrade.metrics._settings import (
+    DEFAULT_N_BOOT, DEFAULT_NO_ANSWER, check_n_boot, check_no_answer, check_rel_threshold, differences,
+    labels_fingerprint, queries_fingerprint,
+)
 from relgrade.metrics._stats import Difference, Estimate, estimates, paired_difference
-
-NO_ANSWER_MODES = ("exclude", "zero")
-
 
 @dataclass(frozen=True)
 class EvalReport:
@@ -70,14 +71,6 @@ class EvalReport:
         return "\n".join(lines)
 
 
-def _metrics(metrics: Iterable[str | Metric] | None, k: Sequence[int] | None) -> list[Metric]:
-    if metrics:
-        parsed = [parse_metric(m) for m in metrics]
-    else:
-        parsed = default_metrics(tuple(k) if k else (5, 10))
-    return list(dict.fromkeys(parsed))
-
-
 def evaluate(
     qrels: Qrels | GoldenSet | Mapping[str, Mapping[str, int]],
     run: Run | Mapping[str, Any],
@@ -85,10 +78,10 @@ def evaluate(
     *,
     k: Sequence[int] | None = None,
     rel_threshold: int = 1,
-    no_answer: str = "exclude",
+    no_answer: str = DEFAULT_NO_ANSWER,
     failure_k: int = 5,
     leak_k: int | None = None,
-    n_boot: int = 1000,
+    n_boot: int = DEFAULT_N_BOOT,
     seed: int = 0,
     ci: bool = True,
 ) -> EvalReport:
@@ -100,17 +93,19 @@ def evaluate(
     ``"zero"`` counts them as 0 like trec_eval. Queries of the qrels missing from the run score 0
     (trec_eval ``-c``); run queries absent from the qrels are ignored and listed.
     """
-    if no_answer not in NO_ANSWER_MODES:
-        raise InputError(f"no_answer must be one of {NO_ANSWER_MODES}, got {no_answer!r}")
-    if isinstance(rel_threshold, bool) or not isinstance(rel_threshold, (int, np.integer)):
-        raise InputError(f"rel_threshold must be an integer grade, got {rel_threshold!r}")
+    check_no_answer(no_answer)
+    rel_threshold = check_rel_threshold(rel_threshold)
+    if ci:
+        check_n_boot(n_boot)
     qrels = _as_qrels(qrels)
     run = run if isinstance(run, Run) else Run.from_dict(run)
-    chosen = _metrics(metrics, k)
+    chosen = parse_metrics(metrics, k)
     if not qrels.topics:
         raise InputError("the qrels hold no queries; nothing to evaluate", path=qrels.source)
 
     ranked = join(qrels, run, rel_threshold=rel_threshold)
+    if not (ranked.counts > 0).any():
+        raise no_shared_queries(run, qrels.topics, qrels.source)
     values = compute(ranked, chosen, rel_threshold=rel_threshold)
     topics = ranked.topics
     answerable = ranked.n_relevant > 0
@@ -132,11 +127,30 @@ def evaluate(
     no_answers = [_no_answer_row(ranked, run, texts, t) for t in np.flatnonzero(~answerable)]
     missing = [topics[t] for t in included if ranked.counts[t] == 0]
     settings = {
-        "metrics": [m.name for m in chosen], "rel_threshold": int(rel_threshold), "no_answer": no_answer,
-        "failure_k": failure_k, "leak_k": cut, "n_boot": n_boot, "seed": seed, "run": run.name,
+        "kind": "evaluate", "metrics": [m.name for m in chosen], "rel_threshold": rel_threshold,
+        "no_answer": no_answer, "labels": labels_fingerprint(qrels), "queries": queries_fingerprint(per_query),
+        "failure_k": failure_k, "leak_k": cut, "forbidden": {"n_docs": sum(map(len, qrels.forbidden.values()))},
+        "n_boot": n_boot if ci else None, "seed": seed, "run": run.name,
         "qrels": qrels.source,
     }
     return EvalReport(aggregate, per_query, failures, leaks, no_answers, missing, list(ranked.ignored_queries), settings)
+
+
+def no_shared_queries(run: Run, topics: Sequence[str], labels_path: str | None) -> InputError:
+    """The one-line error when a run has no result for any query of the labels (all-zero metrics otherwise)."""
+    run_ids = list(dict.fromkeys(run.query_id.tolist()))[:3]
+    which = run.source or run.name or ""
+    return InputError(
+        f"the run {which} has no result for any of the {len(topics)} queries of the labels "
+        f"(run query ids e.g. {', '.join(map(repr, run_ids)) or 'none'}; label query ids e.g. "
+        f"{', '.join(map(repr, list(topics)[:3]))}); check that the run and the labels use the same query ids",
+        path=labels_path)
+
+
+def find_leaks(qrels: Qrels, run: Run, k: int, *, rel_threshold: int = 1) -> list[dict[str, Any]]:
+    """Forbidden documents (``qrels.forbidden``) the run retrieved in its top ``k``: ``{query_id, query, doc_id, rank}``."""
+    ranked = join(qrels, run, rel_threshold=rel_threshold)
+    return _leaks(ranked, qrels, {**qrels.queries, **run.queries}, k)
 
 
 def _as_qrels(qrels) -> Qrels:
@@ -192,7 +206,7 @@ def evaluate_retriever(retriever: Any, golden: GoldenSet, metrics: Iterable[str 
     """Run ``retriever.search(query, top_k)`` (hits with ``.id``) over a golden set and evaluate it."""
     if not hasattr(retriever, "search"):
         raise InputError("the retriever needs a search(query, top_k) method returning hits with .id")
-    chosen = _metrics(metrics, k)
+    chosen = parse_metrics(metrics, k)
     depth = top_k or max([m.k for m in chosen if m.k is not None] + [10])
     run = run_from_hits(((c.query_id, c.query, retriever.search(c.query, top_k=depth)) for c in golden),
                         name=type(retriever).__name__)
@@ -201,25 +215,44 @@ def evaluate_retriever(retriever: Any, golden: GoldenSet, metrics: Iterable[str 
 
 @dataclass(frozen=True)
 class Comparison:
-    """Per-metric paired differences ``b - a`` over the queries both reports scored."""
+    """Per-metric paired differences ``b - a`` over the queries both reports scored, and the settings used."""
 
     a: str
     b: str
     differences: dict[str, Difference]
+    settings: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "metrics": {n: d.to_dict() for n, d in self.differences.items()}}
+        return {"a": self.a, "b": self.b, "metrics": {n: d.to_dict() for n, d in self.differences.items()},
+                "settings": self.settings}
 
     def table(self) -> str:
-        lines = [f"{'metric':<16}{'A':>8}{'B':>8}{'B-A':>9}   95% CI            p (paired randomisation)"]
-        for name, d in self.differences.items():
-            ci = "" if d.ci95 is None else f"[{d.ci95[0]:+.4f}, {d.ci95[1]:+.4f}]"
-            lines.append(f"{name:<16}{d.a:>8.4f}{d.b:>8.4f}{d.diff:>+9.4f}   {ci:<18}{d.p_value:.4f}")
-        return "\n".join(lines)
+        head = ("metric", "A", "B", "B-A", "95% CI of B-A", "p (paired randomisation)")
+        rows = [(name, f"{d.a:.4f}", f"{d.b:.4f}", f"{d.diff:+.4f}",
+                 "n/a" if d.ci95 is None else f"[{d.ci95[0]:+.4f}, {d.ci95[1]:+.4f}]", f"{d.p_value:.4f}")
+                for name, d in self.differences.items()]
+        return text_table(head, rows, align="<>>><<")
 
 
-def compare(a: EvalReport, b: EvalReport, *, n_boot: int = 1000, n_perm: int = 10000, seed: int = 0) -> Comparison:
-    """Paired test per metric between two reports of the same qrels (shared queries only)."""
+def text_table(head: Sequence[str], rows: Sequence[Sequence[str]], align: str) -> str:
+    """Columns padded to their widest cell and separated by two spaces (``align``: one ``<``/``>`` per column)."""
+    widths = [max(len(str(r[j])) for r in [head, *rows]) for j in range(len(head))]
+    lines = ["  ".join(f"{str(cell):{a}{w}}" for cell, a, w in zip(r, align, widths)).rstrip() for r in [head, *rows]]
+    return "\n".join(lines)
+
+
+def compare(a: EvalReport, b: EvalReport, *, n_boot: int = DEFAULT_N_BOOT, n_perm: int = 10000,
+            seed: int = 0) -> Comparison:
+    """Paired test per metric between two reports of the same labels and settings (shared queries only).
+
+    InputError when the reports were computed differently (labels, queries, relevance threshold or
+    no-answer rule, see :func:`relgrade.metrics._settings.differences`) or share no query.
+    """
+    check_n_boot(n_boot)
+    diffs_ = differences(a.settings, b.settings)
+    if diffs_:
+        raise InputError(f"the two reports were computed differently ({'; '.join(d for d, _ in diffs_)}); "
+                         f"{'; '.join(dict.fromkeys(f for _, f in diffs_))}")
     shared = [q for q in a.per_query if q in b.per_query]
     if not shared:
         raise InputError("the two runs share no evaluated query; evaluate them against the same qrels")
@@ -229,4 +262,7 @@ def compare(a: EvalReport, b: EvalReport, *, n_boot: int = 1000, n_perm: int = 1
         va = np.array([a.per_query[q][name] for q in shared])
         vb = np.array([b.per_query[q][name] for q in shared])
         diffs[name] = paired_difference(va, vb, n_boot=n_boot, n_perm=n_perm, seed=seed)
-    return Comparison(a.settings.get("run", "A"), b.settings.get("run", "B"), diffs)
+    settings = {k: a.settings.get(k) for k in ("labels", "rel_threshold", "no_answer")}
+    settings.update({"kind": "compare", "metrics": names, "queries": queries_fingerprint(shared), "n_boot": n_boot,
+                     "n_perm": n_perm, "seed": seed, "runs": [a.settings.get("run"), b.settings.get("run")]})
+    return Comparison(a.settings.get("run", "A"), b.settings.get("run", "B"), diffs, settings)

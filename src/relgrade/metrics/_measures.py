@@ -22,6 +22,7 @@ relgrade's ``frac_recall@k``, not ``recall@k``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from relgrade._errors import InputError
@@ -94,6 +95,53 @@ def parse_metric(text: str | Metric) -> Metric:
     return Metric(measure, None if k is None else int(k))
 
 
-def default_metrics(ks: tuple[int, ...] = (5, 10)) -> list[Metric]:
+DEFAULT_KS = (5, 10)
+"""Cutoffs of the default metric list, for every command (evaluate, compare, estimate)."""
+DEFAULT_RANK_METRIC = "ndcg@10"
+"""The metric ``rank-systems`` ranks by when none is given (one ranking per metric is costly)."""
+
+
+def default_metrics(ks: tuple[int, ...] = DEFAULT_KS) -> list[Metric]:
+    """recall, precision and nDCG at each cutoff in ``ks`` (default :data:`DEFAULT_KS`), then MRR."""
     out = [Metric(measure, k) for k in ks for measure in ("recall", "precision", "ndcg")]
     return sorted(set(out), key=lambda m: (m.measure != "recall", m.measure, m.k or 0)) + [Metric("mrr")]
+
+
+def parse_metrics(
+    metrics: str | Metric | Iterable[str | Metric] | None = None,
+    ks: Iterable[int] | None = None,
+    *,
+    option: str = "--metric",
+) -> list[Metric]:
+    """The one metric-list parser of relgrade (library and every command).
+
+    ``metrics``: names (``"recall@5"``, ``"ndcg_cut_10"``, ``Metric`` values) or one comma-separated
+    string; duplicates dropped, order kept. Without names, the default list (:func:`default_metrics`)
+    at the cutoffs ``ks`` (default :data:`DEFAULT_KS`). ``ks`` only shapes that default: given with
+    names it is an error, as the cutoff then belongs in the name. Errors name ``option`` and list the
+    known metrics.
+    """
+    ks = tuple(ks or ())
+    for k in ks:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InputError(f"--k must be a positive integer cutoff, got {k!r}")
+    if isinstance(metrics, (str, Metric)):
+        metrics = [metrics]
+    names: list[str | Metric] = []
+    for item in metrics or ():
+        if isinstance(item, Metric):
+            names.append(item)
+        else:
+            names += [part for part in str(item).split(",") if part.strip()] or [str(item)]
+    if not names:
+        return default_metrics(ks or DEFAULT_KS)
+    if ks:
+        raise InputError(f"--k sets the cutoffs of the default metrics only; with {option} write the cutoff into "
+                         "the name (e.g. recall@5) and drop --k")
+    out = []
+    for name in names:
+        try:
+            out.append(parse_metric(name))
+        except InputError as exc:
+            raise InputError(f"{option} {name}: {exc}") from None
+    return list(dict.fromkeys(out))
