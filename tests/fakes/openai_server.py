@@ -46,6 +46,16 @@ the prompt it embeds>}``, and it counts as the *same pair* as the prompt it embe
 recursively), so a ``[[faults=garbage]]`` script advances the same way for ragas' fixer as for
 relgrade's repair. Logprobs of these answers put the digit in a token of its own.
 
+Hostile echo (secrets tests): a marker ``[[echo-key]]`` in the prompt (or ``echo_key=True`` for
+every request) makes the server echo the bearer key it received everywhere it can: in the message
+of every error answer (``"Incorrect API key provided: <key>"``), in an ``X-Echo-Key`` header, and in
+200 answers, as prose, inside a JSON object quoted before the grade (``{"api_key": "<key>"}``) and
+in the reason (``{"grade": N, "reason": "... <key>"}``).
+
+Failing endpoint (many-endpoints tests): :meth:`FakeOpenAIServer.fail` (or ``POST /_fail`` with
+``{"status": 503}``) makes every later chat request that status (``0`` = back to normal); requests
+answered so are counted in ``failed``.
+
 ``max_in_flight`` is the most POSTs the server was handling at once; ``order`` lists the pair keys
 of the chat requests in arrival order. ``paid`` counts 200 answers (what a real provider would bill); ``clients`` counts chat requests by
 the first word of their ``User-Agent`` (``AsyncOpenAI`` for litellm's OpenAI client, ``Python`` for
@@ -73,6 +83,7 @@ __all__ = ["FakeOpenAIServer", "ServerProcess", "pair_key", "spawn_server"]
 
 _GRADE = re.compile(r"\[\[grade=(\d+)\]\]")
 _FAULTS = re.compile(r"\[\[faults=([^\]]*)\]\]")
+_ECHO = "[[echo-key]]"
 _DECODER = json.JSONDecoder()
 _SCHEMA_LEAD = "complies with the following schema as specified in JSON Schema:\n"
 _FIX_LEAD = "The output string did not satisfy the constraints given in the prompt."
@@ -127,8 +138,13 @@ def pair_key(messages: list[dict[str, Any]]) -> str:
 
 
 class _State:
-    def __init__(self, latency: float, hang_seconds: float, require_key: str | None, max_requests: int):
+    def __init__(self, latency: float, hang_seconds: float, require_key: str | None, max_requests: int,
+                 echo_key: bool = False):
         self.latency = latency
+        self.echo_key = echo_key
+        self.failing = 0  # a status every chat request gets (0: none)
+        self.stopped = False  # after stop(): requests on kept-alive connections are dropped too
+        self.failed = 0
         self.hang_seconds = hang_seconds
         self.require_key = require_key
         self.max_requests = max_requests
@@ -159,13 +175,13 @@ class _State:
 
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
-            return {"requests": self.requests, "paid": self.paid, "clients": dict(self.clients),
+            return {"requests": self.requests, "paid": self.paid, "failed": self.failed, "clients": dict(self.clients),
                     "order": list(self.order), "max_in_flight": self.max_in_flight,
                     "by_pair": {k: dict(v) for k, v in self.by_pair.items()}}
 
     def reset(self) -> None:
         with self.lock:
-            self.requests = self.paid = 0
+            self.requests = self.paid = self.failed = 0
             self.by_pair.clear()
             self.clients.clear()
             self.order.clear()
@@ -231,7 +247,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet, and never log headers
         pass
 
+    echo: str | None = None  # the key to echo in this request's answers (hostile mode), else None
+
     def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        if self.echo and status >= 300 and isinstance(body.get("error"), dict):
+            body["error"]["message"] = f"{body['error'].get('message')} Incorrect API key provided: {self.echo}"
+        if self.echo:
+            headers = {**(headers or {}), "X-Echo-Key": self.echo}
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -258,6 +280,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
 
     def do_POST(self) -> None:  # noqa: N802
+        if self.state.stopped:  # a dead server: no answer on a connection kept alive from before
+            self._drop()
+            return
         self.state.enter()
         try:
             self._post()
@@ -270,6 +295,10 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.rstrip("/")
         if path in {"/_reset", "/v1/_reset"}:
             self.state.reset()
+            self._send(200, {"ok": True})
+            return
+        if path in {"/_fail", "/v1/_fail"}:
+            self.state.failing = int(json.loads(raw or b"{}").get("status", 503))
             self._send(200, {"ok": True})
             return
         if path not in {"/v1/chat/completions", "/chat/completions"}:
@@ -287,11 +316,20 @@ class _Handler(BaseHTTPRequestHandler):
             return
         key = pair_key(messages)
         n = state.count(key, self.headers.get("User-Agent") or "")
+        text = _answer_text(messages)
+        auth = self.headers.get("Authorization") or ""
+        self.echo = auth.partition(" ")[2] or auth if (state.echo_key or _ECHO in text) and auth else None
+        if state.failing:
+            with state.lock:
+                state.failed += 1
+            if state.latency:
+                time.sleep(state.latency)
+            self._send(state.failing, {"error": {"message": "fake endpoint down", "type": "server_error"}})
+            return
         if state.require_key is not None and self.headers.get("Authorization") != f"Bearer {state.require_key}":
             self._send(401, {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error",
                                        "code": "invalid_api_key"}})
             return
-        text = _answer_text(messages)
         match = _FAULTS.search(text)
         script = [f.strip() for f in match.group(1).split(";") if f.strip()] if match else []
         fault = script[n] if n < len(script) else None
@@ -317,7 +355,10 @@ class _Handler(BaseHTTPRequestHandler):
                 grade = int(hashlib.sha256(key.encode()).hexdigest(), 16) % (top + 1)
             if fault == "offscale":
                 grade = 7
-            if shape is None:
+            if shape is None and self.echo:
+                content = (f"Your key is {self.echo}. Request: {json.dumps({'api_key': self.echo})}\n"
+                           + json.dumps({"grade": grade, "reason": f"fake judge saw key {self.echo}"}))
+            elif shape is None:
                 content = json.dumps({"grade": grade, "reason": "fake judge"})
             elif shape[0] == "verdict":
                 content = json.dumps({"reason": "fake judge", "verdict": grade})
@@ -330,7 +371,9 @@ class _Handler(BaseHTTPRequestHandler):
         choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
                                   "message": {"role": "assistant", "content": content}}
         if body.get("logprobs") and grade is not None:
-            if shape is None and depth == 0:
+            if shape is None and depth == 0 and self.echo:
+                choice["logprobs"] = _split_logprobs(content, grade, 3)
+            elif shape is None and depth == 0:
                 choice["logprobs"] = _digit_logprobs(grade)
             else:
                 choice["logprobs"] = _split_logprobs(content, grade, 3 if shape is None else shape[1])
@@ -388,8 +431,8 @@ class FakeOpenAIServer:
     """
 
     def __init__(self, *, latency: float = 0.0, hang_seconds: float = 5.0, require_key: str | None = None,
-                 max_requests: int = 100_000, lifetime: float = 600.0, port: int = 0):
-        self.state = _State(latency, hang_seconds, require_key, max_requests)
+                 max_requests: int = 100_000, lifetime: float = 600.0, port: int = 0, echo_key: bool = False):
+        self.state = _State(latency, hang_seconds, require_key, max_requests, echo_key)
         handler = type("Handler", (_Handler,), {"state": self.state})
         self._httpd = _Server(("127.0.0.1", port), handler)
         self.port: int = self._httpd.server_address[1]
@@ -407,6 +450,8 @@ class FakeOpenAIServer:
         return self
 
     def stop(self) -> None:
+        """Stop listening (new connections are refused) and drop requests on connections kept alive."""
+        self.state.stopped = True
         if self._timer is not None:
             self._timer.cancel()
         self._httpd.shutdown()
@@ -417,6 +462,10 @@ class FakeOpenAIServer:
 
     def reset(self) -> None:
         self.state.reset()
+
+    def fail(self, status: int = 503) -> None:
+        """From now on every chat request gets ``status`` (0: answer normally again)."""
+        self.state.failing = status
 
     def __enter__(self) -> "FakeOpenAIServer":
         return self.start()

@@ -51,10 +51,20 @@ def test_rpm_window_holds_back_calls_beyond_the_limit(server, tmp_path, config, 
     assert result.stopped == "interrupted" and len(result.judgments) == 3 and len(result.remaining) == 3
 
 
-def test_tpm_window_counts_the_worst_case_output_tokens(server, tmp_path, config, fake_key, monkeypatch):
+def test_tpm_window_counts_prompt_and_worst_case_output_tokens(server, tmp_path, config, fake_key, monkeypatch):
+    from relgrade.judge import load_prompt
+    from relgrade.judge._prices import count_tokens
+
     monkeypatch.setattr(_call, "WINDOW_SECONDS", 3600.0)
-    # Each call reserves its prompt estimate plus max_tokens; 250 tokens leave room for two calls of 100.
-    result = _stopped_after(server, tmp_path, config, fake_key, 2, tpm=250, max_tokens=100)
+    # Each call reserves its prompt estimate plus max_tokens, with or without --max-cost (issue 15: before,
+    # only max_tokens was reserved unless --max-cost was set, and this test asserted that wrong count).
+    prompt = load_prompt("graded")
+    est = [count_tokens(MODEL, prompt.render(p.query, p.text)) for p in _pairs(6)]
+    assert min(est) > 100  # the prompt estimate matters: 2 calls of max_tokens alone would leave room for more
+    tpm = 2 * max(est) + 2 * 100 + 10  # room for exactly two calls (each reserves its prompt + 100)
+    assert 3 * min(est) + 3 * 100 > tpm
+    assert 5 * 100 <= tpm  # if only max_tokens were reserved, five or more calls would fit
+    result = _stopped_after(server, tmp_path, config, fake_key, 2, tpm=tpm, max_tokens=100)
     assert server.stats()["requests"] == 2
     assert len(result.judgments) == 2 and len(result.remaining) == 4
 

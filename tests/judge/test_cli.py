@@ -94,6 +94,13 @@ def test_missing_text_is_a_user_error_before_paying(server, tmp_path, capsys, fa
     (["--concurrency", "0"], "--concurrency must be an integer >= 1"),
     (["--prompt", "nonsense"], "--prompt nonsense"),
     (["--depth", "0"], "--depth must be a positive integer"),
+    (["--timeout", "inf"], "--timeout must be a finite positive number"),
+    (["--timeout", "nan"], "--timeout must be a finite positive number"),
+    (["--timeout", "0"], "--timeout must be a finite positive number"),
+    (["--timeout", "-1"], "--timeout must be a finite positive number"),
+    (["--model", ""], "--model '': give a litellm model name"),
+    (["--model", " "], "--model ' ': give a litellm model name"),
+    (["--api-base", ""], "--api-base must be a URL"),
 ])
 def test_bad_options_exit_2(tmp_path, make_run, capsys, argv, fragment):
     run = _corpus_run(tmp_path, make_run, 1, 1)
@@ -101,6 +108,7 @@ def test_bad_options_exit_2(tmp_path, make_run, capsys, argv, fragment):
     assert code == 2
     err = capsys.readouterr().err
     assert fragment in err and "Traceback" not in err
+    assert err.count("\n") == 1 and err.startswith("relgrade: error: ")  # one line
 
 
 def test_auth_failure_fails_fast_and_never_shows_the_key(fakes, tmp_path, make_run, fake_key):
@@ -233,6 +241,11 @@ def test_ctrl_c_writes_what_is_done_and_resumes(fakes, tmp_path, make_run, fake_
         assert n_partial >= 4 and n_partial < 20
         rows = [json.loads(line) for line in Path(f"{out}.details.jsonl").read_text().splitlines()]
         assert len(rows) == 20 and sum(r["status"] == "remaining" for r in rows) == 20 - n_partial
+        # The requests abandoned at Ctrl-C are still being answered (and billed) by the server: wait for them
+        # before reading the count (the CLI no longer imports litellm, so it can exit within the server latency).
+        deadline = time.monotonic() + 10
+        while srv.state.in_flight and time.monotonic() < deadline:
+            time.sleep(0.02)
         paid = srv.stats()["paid"]
         done = subprocess.run(RELGRADE + args, env=_env(fake_key), capture_output=True, text=True, timeout=120)
         assert done.returncode == 0

@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from relgrade._errors import InputError
-from relgrade.judge import _local, load_prompt
+from relgrade.judge import _local, _local_provider, load_prompt
 
 
 PAIRS = [  # our own writing
@@ -215,4 +215,4 @@ def test_prompt_of_orders_system_first_and_reads_content_parts():
         {"role": "system", "content": "rubric"},
         {"role": "user", "content": ""},
     ]
-    assert _local._prompt_of(messages) == "rubric\n\nQuery: q!"
+    assert _local_provider._prompt_of(messages) == "rubric\n\nQuery: q!"

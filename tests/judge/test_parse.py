@@ -95,3 +95,21 @@ def test_no_distribution_without_logprobs_or_grade():
     assert grade_distribution({"content": []}, answer, parse_answer(answer, SCALE), SCALE) is None
     bad = "no grade"
     assert grade_distribution({"content": [_lp("no", 0)]}, bad, parse_answer(bad, SCALE), SCALE) is None
+
+
+@pytest.mark.parametrize("answer, grade", [
+    # the answer quotes the grade injected in the passage, then gives its own: its own counts
+    ('The passage says {"grade": 3} to manipulate raters. My verdict: {"grade": 1, "reason": "off topic"}', 1),
+    ('```json\n{"grade": 3}\n```\nIgnoring that instruction.\n{"grade": 0, "reason": "spam"}', 0),
+    ('{"grade": 2, "reason": "partial"}', 2),
+    ('{"note": "no grade here"} {"grade": 3, "reason": "full"} {"other": 1}', 3),
+])
+def test_the_final_grade_object_wins(answer, grade):
+    parsed = parse_answer(answer, range(4))
+    assert parsed.grade == grade and parsed.error is None
+    assert answer[parsed.grade_offset] == str(grade) and answer.rfind(f'"grade": {grade}') + 9 == parsed.grade_offset
+
+
+def test_a_final_grade_off_the_scale_is_unreadable_even_after_a_valid_quoted_one():
+    parsed = parse_answer('quoted: {"grade": 2}. mine: {"grade": 9, "reason": "x"}', range(4))
+    assert parsed.grade is None and "off the scale" in parsed.error

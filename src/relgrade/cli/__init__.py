@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+from pathlib import Path
 
 import click
 
@@ -31,10 +32,15 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 
 def _exists(module: str) -> bool:
-    try:
+    """Whether ``relgrade.<...>`` ships, read from the package folder: ``importlib.util.find_spec`` of a
+    submodule would import its parent packages (``relgrade.calibration`` imports numpy and pandas)."""
+    import relgrade
+
+    parts = module.split(".")
+    if parts[0] != "relgrade":
         return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
+    base = Path(relgrade.__file__).parent.joinpath(*parts[1:])
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
 class LazyGroup(click.Group):
@@ -60,7 +66,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option("0.1.0", prog_name="relgrade")
+@click.version_option(package_name="relgrade", prog_name="relgrade")
 def cli() -> None:
     """relgrade: evaluate retrieval with trec_eval-exact metrics, calibrated LLM judges and hybrid labels."""
 

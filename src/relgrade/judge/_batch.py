@@ -421,9 +421,9 @@ def _result(pairs, units, run: _BatchRun, model, prompt_obj, config, stopped, di
             judgments.extend(fan_out(unit, aggregate(unit, model, prompt_obj, config.samples, False)))
         else:
             remaining.extend(unit.pairs)
-    order = {(p.query_id, p.doc_id): n for n, p in enumerate(pairs)}
-    judgments.sort(key=lambda j: order.get((j.query_id, j.doc_id), 0))
-    remaining.sort(key=lambda p: order.get((p.query_id, p.doc_id), 0))
+    order = {(p.query_id, p.doc_id, p.text): n for n, p in enumerate(pairs)}  # one doc id may have two texts
+    judgments.sort(key=lambda j: order.get((j.query_id, j.doc_id, j.text), 0))
+    remaining.sort(key=lambda p: order.get((p.query_id, p.doc_id, p.text), 0))
     cost = run.spent + (direct.cost_usd if direct else 0.0)
     return JudgeResult(tuple(judgments), tuple(remaining), model=model, prompt_hash=prompt_obj.hash, stopped=stopped,
                        cost_usd=cost, n_calls=run.calls + (direct.n_calls if direct else 0),

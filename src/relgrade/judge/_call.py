@@ -11,25 +11,34 @@ Transport (``JudgeConfig.transport``): ``litellm.acompletion`` for every provide
 ``openai/`` model at an explicit ``api_base`` (``auto``) or when asked (``http``), the lean aiohttp
 client of :mod:`relgrade.judge._http`, whose errors carry the same ``status_code`` and response
 headers so the classification below is the same; its cost is ``prompt_tokens * input price +
-completion_tokens * output price`` from litellm's price table (``litellm.cost_per_token``).
+completion_tokens * output price`` from litellm's price table, read as JSON without importing
+litellm (:mod:`relgrade.judge._prices`): the lean path never imports litellm.
 
-API keys are never logged or stored: every error text that leaves this module goes through
-:func:`redact`.
+Only provider and transport errors (:func:`provider_errors`) are retried or classified; any other
+exception raised in a call (a ``KeyError`` or ``TypeError`` in relgrade) is a bug and propagates.
+
+API keys are never logged or stored (:mod:`relgrade.judge._secrets`): every key a call may use is
+registered before the first request, every error text that leaves this module goes through
+:func:`redact`, and every answer is masked before it is parsed and stored.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import os
 import random
-import re
+import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from relgrade._errors import InputError
 from relgrade.judge._config import JudgeConfig
+from relgrade.judge._prices import count_tokens, price_per_token
+from relgrade.judge._secrets import collect_secrets, install_log_filter, mask, redact
 
 _RETRY_STATUS = {408, 409, 429}
 _FATAL_STATUS = {400, 401, 402, 403, 404, 422}
@@ -40,8 +49,6 @@ _ENV_KEYS = {
     "deepseek": "DEEPSEEK_API_KEY", "fireworks_ai": "FIREWORKS_AI_API_KEY", "xai": "XAI_API_KEY",
 }
 WINDOW_SECONDS = 60.0  # the rpm / tpm window (a module attribute so tests can shorten it)
-_KEYLIKE = re.compile(r"\b(sk|pk|key|api|xai|gsk|AIza)[-_A-Za-z0-9]*[-_][A-Za-z0-9*_\-]{6,}|\bAIza[0-9A-Za-z_\-]{20,}")
-_BEARER = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
 
 
 class FatalCallError(Exception):
@@ -71,15 +78,6 @@ def provider_of(model: str) -> str:
 
 def key_env(model: str, api_key_env: str | None = None) -> str:
     return api_key_env or _ENV_KEYS.get(provider_of(model), f"{provider_of(model).upper()}_API_KEY")
-
-
-def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """``text`` with every given secret and anything shaped like an API key or bearer token masked."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    text = _BEARER.sub(r"\1***", text)
-    return _KEYLIKE.sub("***", text)
 
 
 def _status(exc: BaseException) -> int | None:
@@ -114,13 +112,11 @@ def retry_after(exc: BaseException) -> float | None:
 def is_retryable(exc: BaseException) -> bool:
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
         return True
-    try:
-        import openai
-
-        if isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError)):
-            return True
-    except ImportError:  # pragma: no cover - litellm depends on openai
-        pass
+    openai = sys.modules.get("openai")  # only litellm's calls raise openai's errors: never import it here
+    if openai is not None and isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError)):
+        return True
+    if type(exc).__name__ == "RouterRateLimitError":  # litellm's Router: every deployment is cooling down
+        return True
     status = _status(exc)
     return status is not None and (status in _RETRY_STATUS or status >= 500)
 
@@ -130,12 +126,28 @@ def _pair_only(exc: BaseException) -> bool:
     return name in {"ContextWindowExceededError", "ContentPolicyViolationError"}
 
 
-def _what(exc: BaseException, status: int | None) -> str:
-    import openai
+def provider_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions a provider or a transport raises; any other exception in a call is a bug of relgrade's
+    and propagates (it is never reported as "no answer after N attempts")."""
+    from relgrade.judge._http import HTTPStatusError
 
-    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, openai.APITimeoutError)) or status == 408:
+    errors: list[type[BaseException]] = [HTTPStatusError, ConnectionError, TimeoutError, asyncio.TimeoutError]
+    openai = sys.modules.get("openai")
+    if openai is not None:
+        errors.append(openai.OpenAIError)  # every litellm exception derives from it
+    router_types = sys.modules.get("litellm.types.router")  # "no deployment available" of litellm's Router
+    cls = getattr(router_types, "RouterRateLimitError", None)
+    if isinstance(cls, type) and issubclass(cls, BaseException):
+        errors.append(cls)
+    return tuple(errors)
+
+
+def _what(exc: BaseException, status: int | None) -> str:
+    openai = sys.modules.get("openai")
+    timeouts = (asyncio.TimeoutError, TimeoutError) + ((openai.APITimeoutError,) if openai else ())
+    if isinstance(exc, timeouts) or status == 408:
         return "timed out"
-    if isinstance(exc, (openai.APIConnectionError, ConnectionError)):
+    if isinstance(exc, (ConnectionError,) + ((openai.APIConnectionError,) if openai else ())):
         return "connection error"
     return f"HTTP {status}" if status else type(exc).__name__
 
@@ -193,35 +205,57 @@ class _Window:
 
 
 class Caller:
-    """Calls one model with the retry, timeout and rate-limit policy of a :class:`JudgeConfig`."""
+    """Calls one model with the retry, timeout and rate-limit policy of a :class:`JudgeConfig`.
 
-    def __init__(self, model: str, config: JudgeConfig, *, api_base: str | None = None,
+    ``api_base`` is one base URL or several (a fleet of OpenAI-compatible servers): calls are spread
+    over them, ``config.concurrency`` requests in flight per endpoint, and a failing endpoint is taken
+    out of rotation for a while (:mod:`relgrade.judge._endpoints`).
+    """
+
+    def __init__(self, model: str, config: JudgeConfig, *, api_base: "str | Sequence[str] | None" = None,
                  api_key: str | None = None, api_key_env: str | None = None):
         self.model = model
         self.config = config
-        self.api_base = api_base
-        self.api_key = api_key if api_key is not None else (os.environ.get(api_key_env) if api_key_env else None)
+        self.api_bases = _bases(api_base)
+        self.api_base = self.api_bases[0] if self.api_bases else None
         self.api_key_env = api_key_env
         self.local = model.startswith("local/")
         self.logprobs = config.logprobs
         self.rpm = _Window(config.rpm) if config.rpm else None
         self.tpm = _Window(config.tpm) if config.tpm else None
-        self.litellm = import_litellm()
-        self.transport = choose_transport(model, config.transport, api_base)
+        self.transport = choose_transport(model, config.transport, self.api_base)
+        env = key_env(model, api_key_env)
+        self.api_key = api_key if api_key is not None else (os.environ.get(api_key_env) if api_key_env else None)
         if self.api_key is None and self.transport == "http":  # what litellm would read for an openai/ model
-            self.api_key = os.environ.get(key_env(model, api_key_env))
-        self.secrets = tuple(s for s in (self.api_key,) if s)
+            self.api_key = os.environ.get(env)
+        # Every key this call may use, on every transport, registered before the first request (issue 15).
+        self.secrets = collect_secrets(self.api_key, env_names=(api_key_env, env))
         self.sleeps: list[tuple[str, float]] = []  # (status or error type, seconds waited) per retry
         # A slot is held for the request itself only: not while waiting out a backoff or a Retry-After,
-        # not while the answer is parsed and stored (so ``concurrency`` is requests in flight).
-        self.slots = asyncio.Semaphore(config.concurrency)
+        # not while the answer is parsed and stored (so ``concurrency`` is requests in flight per endpoint).
+        self.capacity = config.concurrency * max(1, len(self.api_bases))
+        self.slots = asyncio.Semaphore(self.capacity)
         self.halted: str | None = None  # set by halt(): no new request goes out
         self.http = None
+        self.router = None
+        self.litellm = None
         if self.transport == "http":
-            from relgrade.judge._http import HttpTransport
+            from relgrade.judge._endpoints import EndpointPool
 
-            self.http = HttpTransport(api_base, self.api_key, concurrency=config.concurrency)
-            self.prices = price_per_token(model)
+            self.http = EndpointPool(self.api_bases or [None], self.api_key, concurrency=config.concurrency)
+        else:
+            self.litellm = import_litellm()
+            install_log_filter(self.secrets)
+            if len(self.api_bases) > 1:
+                from relgrade.judge._endpoints import make_router
+
+                self.router = make_router(self.litellm, model, self.api_bases, self.api_key, config)
+
+    @functools.cached_property
+    def prices(self) -> tuple[float, float] | None:
+        """(input, output) USD per token, read when the first answer arrives (while the first requests are on the
+        wire, not before them: the price table is a 1.5 MB JSON file)."""
+        return price_per_token(self.model)
 
     def halt(self, why: str) -> None:
         """Send no further request (a fatal error or a stop): a call waiting for a slot raises :class:`Halted`."""
@@ -253,12 +287,22 @@ class Caller:
 
     async def complete(self, messages: list[dict[str, str]], *, sample: int = 0, est_tokens: int = 0) -> Answer:
         """One answer, retried per the policy; raises :class:`FatalCallError` or :class:`PairCallError`."""
+        # The common case first, without tenacity's per-call bookkeeping; a failure of this first attempt is
+        # replayed as tenacity's attempt 1 below, so the retry policy is the same.
+        try:
+            return await self._once(messages, sample, est_tokens, 1)
+        except (FatalCallError, PairCallError, Halted):
+            raise
+        except Exception as exc:  # noqa: BLE001 - replayed below, classified there (a bug propagates there)
+            first: BaseException | None = exc
         from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
         cfg = self.config
 
         def wait(state) -> float:
             exc = state.outcome.exception() if state.outcome else None
+            if getattr(exc, "failover", False):  # another endpoint is healthy: go there now
+                return 0.0
             after = retry_after(exc) if exc is not None else None
             if after is not None:
                 return min(after, cfg.max_retry_after)
@@ -277,10 +321,13 @@ class Caller:
                                                before_sleep=before_sleep):
                 with attempt:
                     attempts += 1
+                    if first is not None:
+                        replay, first = first, None
+                        raise replay
                     return await self._once(messages, sample, est_tokens, attempts)
         except (FatalCallError, PairCallError, Halted):
             raise
-        except Exception as exc:  # noqa: BLE001 - classified below
+        except provider_errors() as exc:  # classified below; anything else is a bug and propagates
             status = _status(exc)
             if _pair_only(exc):
                 raise PairCallError(redact(f"{type(exc).__name__}: {exc}", self.secrets)[:300]) from None
@@ -308,6 +355,8 @@ class Caller:
                 answer = await self._once_http(messages, sample, attempt)
             else:
                 answer = await self._once_litellm(messages, sample, attempt)
+            if self.secrets:  # a server that echoes the key in its answer: masked before parsing and storing
+                answer = _masked(answer, self.secrets)
         # Yield once: a worker woken by the freed slot sends its request before this answer is parsed and
         # stored, so when answers arrive together the next requests do not queue behind that CPU work.
         await asyncio.sleep(0)
@@ -316,8 +365,22 @@ class Caller:
     async def _once_litellm(self, messages, sample: int, attempt: int) -> Answer:
         start = time.perf_counter()
         guard = self.config.timeout * 1.5 + 1.0  # in case a provider ignores its timeout
-        response = await asyncio.wait_for(
-            self.litellm.acompletion(messages=messages, **self._kwargs(sample)), guard)
+        call = self.router.acompletion if self.router is not None else self.litellm.acompletion  # type: ignore[union-attr]
+        kwargs = self._kwargs(sample)
+        if self.router is not None:  # the Router holds the model, bases and key of every deployment
+            for name in ("api_base", "api_key", "max_retries", "num_retries"):
+                kwargs.pop(name, None)
+            kwargs["model"] = "relgrade-judge"
+        while True:
+            try:
+                response = await asyncio.wait_for(call(messages=messages, **kwargs), guard)
+                break
+            except Exception as exc:
+                # litellm's Router refuses (429) a request when every deployment's max_parallel_requests slots are
+                # taken: the request was never sent (nothing paid, not an attempt); wait for a slot.
+                if self.router is None or "max_parallel_requests" not in str(exc):
+                    raise
+                await asyncio.sleep(0.02)
         latency = time.perf_counter() - start
         choice = response.choices[0]
         content = getattr(choice.message, "content", None) or ""
@@ -351,10 +414,29 @@ class Caller:
         cost = hidden.get("response_cost")
         if isinstance(cost, (int, float)):
             return float(cost)
-        try:
-            return float(self.litellm.completion_cost(completion_response=response, model=self.model))
-        except Exception:  # noqa: BLE001 - model not in litellm's price table
+        usage = getattr(response, "usage", None)
+        price = price_per_token(self.model)
+        if price is None or usage is None:
             return None
+        return (int(getattr(usage, "prompt_tokens", 0) or 0) * price[0]
+                + int(getattr(usage, "completion_tokens", 0) or 0) * price[1])
+
+
+def _bases(api_base: "str | Sequence[str] | None") -> list[str]:
+    if api_base is None:
+        return []
+    bases = [api_base] if isinstance(api_base, str) else list(api_base)
+    for base in bases:
+        if not isinstance(base, str) or not base.strip():
+            raise InputError(f"--api-base must be a URL such as http://127.0.0.1:8000/v1, got {base!r}")
+    return [b.strip() for b in bases]
+
+
+def _masked(answer: "Answer", secrets: tuple[str, ...]) -> "Answer":
+    from dataclasses import replace
+
+    content = mask(answer.content, secrets)
+    return answer if content == answer.content else replace(answer, content=content)
 
 
 def choose_transport(model: str, transport: str, api_base: str | None) -> str:
@@ -368,26 +450,6 @@ def choose_transport(model: str, transport: str, api_base: str | None) -> str:
     if transport == "auto" and openai_like and api_base:
         return "http"
     return "litellm"
-
-
-def price_per_token(model: str) -> tuple[float, float] | None:
-    """(input, output) USD per token from litellm's price table, or None when the model is unknown."""
-    if model.startswith("local/"):
-        return (0.0, 0.0)
-    litellm = import_litellm()
-    try:
-        cin, cout = litellm.cost_per_token(model=model, prompt_tokens=1_000_000, completion_tokens=1_000_000)
-    except Exception:  # noqa: BLE001
-        return None
-    return (cin / 1_000_000, cout / 1_000_000)
-
-
-def count_tokens(model: str, messages: list[dict[str, str]]) -> int:
-    """Prompt tokens by litellm's tokenizer for the model, else ``ceil(chars / 3)``."""
-    try:
-        return int(import_litellm().token_counter(model=model, messages=messages))
-    except Exception:  # noqa: BLE001
-        return sum(-(-len(m["content"]) // 3) for m in messages) + 4 * len(messages)
 
 
 def check_local(model: str) -> None:

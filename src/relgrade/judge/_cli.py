@@ -72,7 +72,9 @@ def _progress_bar(total: int):
 @click.option("--queries", help="Query texts for TREC runs: TSV qid<TAB>query or JSONL.")
 @click.option("--model", default=None, help="litellm model, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
               "ollama/llama3. Default: local/gemma3-270m (offline plumbing default, near-zero agreement).")
-@click.option("--api-base", default=None, help="Base URL of an OpenAI-compatible server (use with an openai/<name> model).")
+@click.option("--api-base", "api_base", multiple=True, help="Base URL of an OpenAI-compatible server (use with an "
+              "openai/<name> model). Repeat for a fleet: calls are spread over the servers, --concurrency per server, "
+              "and a failing one is taken out of rotation until it recovers.")
 @click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key "
               "(default: the provider's, e.g. OPENAI_API_KEY). Keys are never accepted on the command line.")
 @click.option("--prompt", default=None, help="graded (0-3), binary (0-1), local, or a prompt file PATH. "
@@ -85,7 +87,7 @@ def _progress_bar(total: int):
               "openai/ models only), auto (http for an openai/ model with --api-base, else litellm).")
 @click.option("--max-grade", type=int, default=None, help="Top of the scale of a custom prompt (default 3; 1 for binary).")
 @click.option("--depth", type=int, default=10, show_default=True, help="Pool the top K of every run.")
-@click.option("--concurrency", type=int, default=16, show_default=True, help="Requests in flight (a request waiting out a Retry-After or backoff frees its slot).")
+@click.option("--concurrency", type=int, default=16, show_default=True, help="Requests in flight, per --api-base server (a request waiting out a Retry-After or backoff frees its slot).")
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request before a retry.")
 @click.option("--max-attempts", type=int, default=6, show_default=True, help="Attempts per call on 429/5xx/timeouts.")
 @click.option("--rpm", type=float, default=None, help="Requests per minute limit.")
@@ -138,8 +140,17 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     config = JudgeConfig(concurrency=concurrency, timeout=timeout, max_attempts=max_attempts, rpm=rpm, tpm=tpm,
                          samples=samples, temperature=temperature, logprobs=not no_logprobs,
                          retry_unjudged=retry_unjudged, max_cost=max_cost, transport=transport)
-    model = model or DEFAULT_MODEL
-    choose_transport(model, transport, api_base)  # --transport http with a non-openai/ model: exit 2 before reading runs
+    if model is not None and (not model.strip() or model != model.strip()):
+        raise InputError(f"--model {model!r}: give a litellm model name such as openai/gpt-4o-mini, "
+                         f"or leave --model out for the local default {DEFAULT_MODEL}")
+    model = DEFAULT_MODEL if model is None else model
+    for base in api_base:
+        if not base.strip() or not base.strip().lower().startswith(("http://", "https://")):
+            raise InputError(f"--api-base must be a URL such as http://127.0.0.1:8000/v1, got {base!r}")
+    if use_batch and len(api_base) > 1:
+        raise InputError("--batch takes one --api-base (a provider batch goes to one server); drop the others")
+    api_base = list(api_base) if len(api_base) > 1 else (api_base[0] if api_base else None)
+    choose_transport(model, transport, api_base[0] if isinstance(api_base, list) else api_base)  # --transport http with a non-openai/ model: exit 2 before reading runs
     if lease is not None and not (lease > 0 and lease < float("inf")):
         raise InputError(f"--lease {lease}: give a number of seconds above 0")
     loaded = [read_run(path) for path in runs]
@@ -211,6 +222,12 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
                f"{counts['unjudged']} unjudged, {counts['failed']} failed, {counts['remaining']} not done; "
                f"{result.n_calls} calls, {cost} this run" + (" (batch prices)" if use_batch else ""))
     n_labels = sum(len(v) for v in result.qrels().values())
+    conflicts = result.conflicts()
+    if conflicts:
+        (qid, doc), _ = next(iter(conflicts.items()))
+        click.echo(f"note: {len(conflicts)} doc ids were shown with different texts by different runs (e.g. doc {doc} "
+                   f"of query {qid}): each text is judged and in the details (text_sha256, runs); the qrels hold the "
+                   "grade of the first run's text. Give such chunks their own ids to evaluate every run on its text.")
     click.echo(f"wrote {out} ({n_labels} labels) and {details_path(out)}; store {result.store}")
     for j in result.unjudged[:show_unjudged]:
         click.echo(f"  {j.status}: query {j.query_id} doc {j.doc_id}: {j.error}")
@@ -234,7 +251,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
 
 
 def _write_outputs(result, out: str) -> None:
-    from relgrade.io import write_qrels
+    from relgrade.io import text_sha256, write_qrels
 
     tmp = Path(out).with_name(f".{Path(out).name}.{os.getpid()}.tmp{Path(out).suffix}")
     write_qrels(result.qrels(), tmp)
@@ -242,6 +259,8 @@ def _write_outputs(result, out: str) -> None:
     rows = [json.dumps(j.to_dict(), ensure_ascii=False) + "\n" for j in result.judgments]
     for p in result.remaining:
         rows.append(json.dumps({"query_id": p.query_id, "doc_id": p.doc_id, "query": p.query, "text": p.text,
+                                "text_sha256": text_sha256(p.text),
+                                **({"runs": list(p.runs)} if p.runs else {}),
                                 "grade": None, "status": "remaining", "model": result.model,
                                 "prompt_hash": result.prompt_hash}, ensure_ascii=False) + "\n")
     _write_atomic(details_path(out), rows)

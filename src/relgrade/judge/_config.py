@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from relgrade._errors import InputError
@@ -15,7 +16,7 @@ class JudgeConfig:
     """How to call the judge model. Only ``temperature``, ``max_tokens`` and ``samples`` change answers
     (they are in the store key); the rest (retries, timeout, concurrency, limits, budget) never are.
 
-    - ``concurrency``: requests in flight at once. A request holds its slot only while it is on the
+    - ``concurrency``: requests in flight at once, per endpoint when several ``api_base`` are given. A request holds its slot only while it is on the
       wire: not while it waits out a backoff or a ``Retry-After`` (another pair's request goes
       meanwhile), not while its answer is parsed and stored.
     - ``timeout``: seconds per request; a request past it is retried.
@@ -63,9 +64,10 @@ class JudgeConfig:
                 raise InputError(f"{_flag(name)} must be an integer >= {low}, got {value!r}")
 
         def positive(name: str, value, allow_zero: bool = False) -> None:
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
             if not ok or value < 0 or (value == 0 and not allow_zero):
-                raise InputError(f"{_flag(name)} must be a {'non-negative' if allow_zero else 'positive'} number, got {value!r}")
+                raise InputError(f"{_flag(name)} must be a finite {'non-negative' if allow_zero else 'positive'} number, "
+                                 f"got {value!r}")
 
         positive_int("concurrency", self.concurrency)
         positive_int("max_attempts", self.max_attempts)

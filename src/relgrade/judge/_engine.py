@@ -174,7 +174,7 @@ class Engine:
         if unit.messages is None:
             unit.messages = self.prompt.render(unit.query, unit.text)
         messages = unit.messages
-        est = count_tokens(self.model, messages) if self.budget.max_cost is not None else 0
+        est = count_tokens(self.model, messages) if (self.budget.max_cost is not None or self.config.tpm) else 0
         lo, hi = min(self.prompt.scale), max(self.prompt.scale)
         if stored is not None and stored["status"] == "pending_repair":
             first = stored
@@ -249,11 +249,12 @@ def aggregate(unit: Unit, model: str, prompt: Prompt, samples: int, cached: bool
 
 def _ids(unit: Unit) -> dict[str, str]:
     p = unit.pairs[0]
-    return {"query_id": p.query_id, "doc_id": p.doc_id, "query": p.query, "text": p.text}
+    return {"query_id": p.query_id, "doc_id": p.doc_id, "query": p.query, "text": p.text, "runs": p.runs}
 
 
 def fan_out(unit: Unit, judgment: Judgment) -> list[Judgment]:
     out = [judgment]
     for p in unit.pairs[1:]:
-        out.append(replace(judgment, query_id=p.query_id, doc_id=p.doc_id, cached=judgment.status != "failed"))
+        out.append(replace(judgment, query_id=p.query_id, doc_id=p.doc_id, runs=p.runs,
+                           cached=judgment.status != "failed"))
     return out

@@ -33,9 +33,9 @@ _EXPECTED_COMPLETION_TOKENS = 30
 
 
 def _resolve(model: str | None, prompt: "str | Path | Prompt | None", max_grade: int | None) -> tuple[str, Prompt]:
-    model = model or DEFAULT_MODEL
-    if not isinstance(model, str) or not model.strip():
-        raise InputError("--model must be a litellm model name such as openai/gpt-4o-mini")
+    model = DEFAULT_MODEL if model is None else model  # "" is an error, never the default model
+    if not isinstance(model, str) or not model.strip() or model != model.strip():
+        raise InputError(f"--model must be a litellm model name such as openai/gpt-4o-mini, got {model!r}")
     if prompt is None:
         prompt = "local" if model.startswith("local/") else "graded"
     return model, load_prompt(prompt, max_grade=max_grade)
@@ -82,7 +82,7 @@ def estimate(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | 
 async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
                        prompt: "str | Path | Prompt | None" = None,
                        store: "str | Path | JudgmentStore | None" = None, config: JudgeConfig | None = None,
-                       api_base: str | None = None, api_key: str | None = None, api_key_env: str | None = None,
+                       api_base: "str | Sequence[str] | None" = None, api_key: str | None = None, api_key_env: str | None = None,
                        max_grade: int | None = None, on_progress: Callable[[dict[str, Any]], None] | None = None,
                        stop_event: asyncio.Event | None = None) -> JudgeResult:
     """Async :func:`judge_pairs`. Setting ``stop_event`` cancels the calls in flight and returns what is done
@@ -151,7 +151,7 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
 
         # Twice as many workers as request slots (Caller.slots): while one worker parses and stores an
         # answer, or waits out a Retry-After, another one's request already takes the freed slot.
-        tasks = [asyncio.ensure_future(worker()) for _ in range(min(2 * config.concurrency, max(1, len(todo))))]
+        tasks = [asyncio.ensure_future(worker()) for _ in range(min(2 * caller.capacity, max(1, len(todo))))]
 
         async def watch() -> None:
             await stop_event.wait()  # type: ignore[union-attr]
@@ -188,9 +188,9 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
         judgments: list[Judgment] = []
         for unit in finished:
             judgments.extend(fan_out(unit, aggregate(unit, model, prompt_obj, config.samples, not unit.paid_now)))
-        order = {(p.query_id, p.doc_id): n for n, p in enumerate(pairs)}
-        judgments.sort(key=lambda j: order.get((j.query_id, j.doc_id), 0))
-        left = sorted((p for u in remaining for p in u.pairs), key=lambda p: order.get((p.query_id, p.doc_id), 0))
+        order = {(p.query_id, p.doc_id, p.text): n for n, p in enumerate(pairs)}  # one doc id may have two texts
+        judgments.sort(key=lambda j: order.get((j.query_id, j.doc_id, j.text), 0))
+        left = sorted((p for u in remaining for p in u.pairs), key=lambda p: order.get((p.query_id, p.doc_id, p.text), 0))
         return JudgeResult(tuple(judgments), tuple(left), model=model, prompt_hash=prompt_obj.hash,
                            stopped=engine.stopped, cost_usd=budget.spent, n_calls=budget.calls,
                            cost_unknown=budget.unknown, store=str(db.path), retries=tuple(caller.sleeps))
@@ -201,7 +201,7 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
 
 def judge_pairs(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | Path | Prompt | None" = None,
                 store: "str | Path | JudgmentStore | None" = None, config: JudgeConfig | None = None,
-                api_base: str | None = None, api_key: str | None = None, api_key_env: str | None = None,
+                api_base: "str | Sequence[str] | None" = None, api_key: str | None = None, api_key_env: str | None = None,
                 max_grade: int | None = None, on_progress: Callable[[dict[str, Any]], None] | None = None,
                 handle_sigint: bool = True) -> JudgeResult:
     """Judge ``pairs`` (see :func:`relgrade.judge.pool`) and return a :class:`JudgeResult`.

@@ -2,8 +2,10 @@
 
 Parsing order (first that yields a grade wins):
 
-1. a JSON object with a ``"grade"`` key anywhere in the answer (bare, inside a code fence, or
-   surrounded by prose); the grade may be an integer, an integral float or a digit string;
+1. the *last* JSON object with a ``"grade"`` key in the answer (bare, inside a code fence, or
+   surrounded by prose); the grade may be an integer, an integral float or a digit string. The last,
+   not the first: an answer that quotes a grade injected in the passage (``{"grade": 3}``) before
+   giving its own is recorded with its own;
 2. a bare final grade line: the last non-empty line is ``3``, ``Grade: 3``, ``final grade = 3``,
    ``##final score: 3`` and the like.
 
@@ -92,10 +94,13 @@ def parse_answer(text: str | None, scale: Sequence[int], key: str = "grade") -> 
     key = key.lower()
     json_grade, final_line = _patterns(key)
     lo, hi = min(scale), max(scale)
+    final = None
     for start, end, obj in _json_objects(text):
         lowered = {str(k).lower(): v for k, v in obj.items()}
-        if key not in lowered:
-            continue
+        if key in lowered:
+            final = (start, end, lowered)
+    if final is not None:
+        start, end, lowered = final
         grade = _grade_value(lowered[key])
         reason = lowered.get("reason")
         reason = reason if isinstance(reason, str) else None

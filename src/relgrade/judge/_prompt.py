@@ -25,8 +25,13 @@ where the code is the first 16 hex digits of sha256(chunk text) (deterministic, 
 Every run of three or more ``<`` or ``>`` inside the text is broken up (``<<<`` -> ``<< <``),
 so no text in a chunk can open or close a marker, whatever code it guesses. Substitution is one
 pass over the template *after* it is split into sections, so a chunk that contains ``{{query}}``,
-``[system]`` or a fake marker stays inert text inside the passage block. The query gets the same
-neutralisation of ``<<<``/``>>>``.
+``[system]`` or a fake marker stays inert text inside the passage block.
+
+The query is untrusted too (it may come from users of the system under test) and is delimited
+the same way (issue 15), between ``<<<QUERY code>>>`` and ``<<<END QUERY code>>>`` lines whose
+code is the first 16 hex digits of sha256 of the query text. Prompts rendered inside a JSON string
+(``escape="json"``, ragas' templates) keep ragas' own layout: there the query is only
+neutralised, and JSON-escaped.
 """
 
 from __future__ import annotations
@@ -75,9 +80,11 @@ class Prompt:
 
     def render(self, query: str, chunk: str) -> list[dict[str, str]]:
         """Chat messages for one (query, chunk) pair, the chunk delimited (see the module doc)."""
-        values = {"query": neutralise(query), "chunk": delimit(chunk)}
         if self.escape == "json":
+            values = {"query": neutralise(query), "chunk": delimit(chunk)}
             values = {k: json.dumps(v, ensure_ascii=False)[1:-1] for k, v in values.items()}
+        else:
+            values = {"query": delimit(query, "QUERY"), "chunk": delimit(chunk)}
 
         def fill(template: str) -> str:
             return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
@@ -103,10 +110,10 @@ def boundary(chunk: str) -> str:
     return hashlib.sha256(chunk.encode("utf-8")).hexdigest()[:16]
 
 
-def delimit(chunk: str) -> str:
-    """The chunk text between an opening and a closing marker line that it cannot forge."""
+def delimit(chunk: str, kind: str = "PASSAGE") -> str:
+    """The text between an opening and a closing marker line (``PASSAGE`` or ``QUERY``) that it cannot forge."""
     code = boundary(chunk)
-    return f"<<<PASSAGE {code}>>>\n{neutralise(chunk)}\n<<<END PASSAGE {code}>>>"
+    return f"<<<{kind} {code}>>>\n{neutralise(chunk)}\n<<<END {kind} {code}>>>"
 
 
 def prompts_dir() -> Path | None:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from relgrade.io._labels import text_sha256
 from relgrade.judge._pool import Pair
 
 __all__ = ["DryRun", "JudgeResult", "Judgment"]
@@ -50,6 +51,8 @@ class Judgment:
     scale: tuple[int, ...] | None = None
     """The grades the prompt allows (``(0, 1, 2, 3)``, ``(0, 1)`` for a binary judge); in the details
     JSONL so that ``relgrade calibrate`` compares a binary judge with graded human labels correctly."""
+    runs: tuple[int, ...] = ()
+    """The runs (indices in pooling order) that showed this text for this (query id, doc id)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The details-JSONL object (``raw_answer`` only when not judged; sample fields only with samples)."""
@@ -60,8 +63,10 @@ class Judgment:
             "expected_grade": self.expected_grade, "reason": self.reason, "model": self.model,
             "prompt_hash": self.prompt_hash, "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens, "cost_usd": self.cost_usd,
-            "latency_s": self.latency_s, "cached": self.cached,
+            "latency_s": self.latency_s, "cached": self.cached, "text_sha256": text_sha256(self.text),
         }
+        if self.runs:
+            out["runs"] = list(self.runs)
         if self.scale is not None:
             out["scale"] = list(self.scale)
         if self.status != "judged":
@@ -96,12 +101,31 @@ class JudgeResult:
     """One ``(cause, seconds waited)`` per retry: the HTTP status (``"429"``) or the error type."""
 
     def qrels(self) -> dict[str, dict[str, int]]:
-        """``{query_id: {doc_id: grade}}`` of the judged pairs (unjudged and failed left out)."""
+        """``{query_id: {doc_id: grade}}`` of the judged pairs (unjudged and failed left out).
+
+        A qrels file holds one grade per (query id, doc id). When runs showed one doc id with
+        different texts (:meth:`conflicts`), each text is judged and kept in the details with its
+        ``text_sha256`` and ``runs``; the qrels hold the grade of the text of the *first* run in
+        pooling order that showed the doc (left out if that text got no grade), never the other
+        text's grade in its place. Evaluate the other runs with the details, or give their chunks
+        their own ids.
+        """
         out: dict[str, dict[str, int]] = {}
+        first: set[tuple[str, str]] = set()
         for j in self.judgments:
+            if (j.query_id, j.doc_id) in first:
+                continue
+            first.add((j.query_id, j.doc_id))
             if j.grade is not None:
                 out.setdefault(j.query_id, {})[j.doc_id] = j.grade
         return out
+
+    def conflicts(self) -> dict[tuple[str, str], tuple[Judgment, ...]]:
+        """(query id, doc id) pairs judged on more than one text (runs that showed different texts)."""
+        by_ids: dict[tuple[str, str], list[Judgment]] = {}
+        for j in self.judgments:
+            by_ids.setdefault((j.query_id, j.doc_id), []).append(j)
+        return {k: tuple(v) for k, v in by_ids.items() if len({j.text for j in v}) > 1}
 
     @property
     def unjudged(self) -> tuple[Judgment, ...]:
