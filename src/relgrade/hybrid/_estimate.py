@@ -58,9 +58,10 @@ class MetricEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "ppi": {"value": self.ppi, "ci95": list(self.ppi_ci95), "method": "PPI++ (power-tuned, ppi-python)"},
+            "ppi": {"value": self.ppi, "ci95": list(self.ppi_ci95), "method": "PPI++ (power-tuned lam as ppi-python), Student t n-1 df, "
+                    "variance floor when the labeled sample shows no variation (relgrade.hybrid._ppi)"},
             "human_only": {"value": self.human_only, "ci95": list(self.human_ci95), "n_queries": self.n_labeled,
-                           "method": "classical CLT (as ppi_py.classical_mean_ci)"},
+                           "method": "Student t n-1 df, variance floor for a constant sample (relgrade.stats._means)"},
             "judge_only": {"value": self.judge_only, "n_queries": self.n_queries},
             "width_ratio": self.width_ratio,
             "effective_human_queries": self.effective_n,
@@ -205,13 +206,12 @@ def estimate(
     for j, metric in enumerate(chosen):
         lo, hi = float(ppi.lo[j]), float(ppi.hi[j])
         hlo, hhi = float(classical.lo[j]), float(classical.hi[j])
-        eff = effective_n(n, hhi - hlo, hi - lo)
-        parts = [x for x in (ppi.notes[j], classical.notes[j]) if x]
-        if hi - lo <= 0:
-            parts.append("the PPI interval has zero width (the metric is constant): no effective sample size")
+        floored = bool(ppi.floored[j] or classical.floored[j])
+        eff = effective_n(n, 2 * float(classical.half[j]), 2 * float(ppi.half[j]), floored=floored)  # unclipped
+        parts = list(dict.fromkeys(x for x in (ppi.notes[j], classical.notes[j]) if x))
+        if floored:
+            parts.append("no 'judge worth' from a floored variance (it would measure the floor, not the judge)")
         note = "; ".join(parts) or None
-        # every metric lies in [0, 1]: intersecting an interval with the parameter space keeps its coverage
-        lo, hi, hlo, hhi = (min(1.0, max(0.0, v)) for v in (lo, hi, hlo, hhi))
         out[metric.name] = MetricEstimate(metric.name, float(ppi.value[j]), (lo, hi), float(classical.value[j]),
                                           (hlo, hhi), n, float(J[:, j].mean()), len(population), eff,
                                           labels_per_query, note)
