@@ -7,7 +7,8 @@
 """
 
 from relgrade.stats._bootstrap import (
-    bca_ci, leave_one_out, percentile_ci, query_indices, query_weights, resample, resample_means,
+    bca_ci, jackknife_se, leave_one_out, percentile_ci, query_indices, query_weights, resample, resample_means,
+    studentized_ci,
 )
 from relgrade.stats._means import MeanIntervals, floored_variance, mean_intervals, t_quantile
 
@@ -15,6 +16,7 @@ __all__ = [
     "MeanIntervals",
     "bca_ci",
     "floored_variance",
+    "jackknife_se",
     "leave_one_out",
     "mean_intervals",
     "percentile_ci",
@@ -22,5 +24,6 @@ __all__ = [
     "query_weights",
     "resample",
     "resample_means",
+    "studentized_ci",
     "t_quantile",
 ]
