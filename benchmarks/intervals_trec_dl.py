@@ -8,7 +8,8 @@ noisy score ``grade + N(0, sigma)`` (sigma 3, 6, 12: strong to weak). Three judg
 NIST grades: each grade is replaced by a uniformly random one with probability p (good 0.1, medium 0.3,
 useless 1.0), redrawn ``--judges`` times. Each draw takes ``--n-human`` (10) random queries as human-labeled;
 coverage is the share of draws whose 95% interval holds the metric's mean over all 54 queries under NIST
-labels. Metrics: recall@5 at grade >= 1 (mean near 1) and at grade >= 2 (lower), nDCG@10, MRR (grade >= 2).
+labels. "old" columns: the intervals relgrade used before (ppi-python's normal PPI++ interval, the CLT
+human-only one with ddof 0), on the same draws. Metrics: recall@5 at grade >= 1 (mean near 1) and at grade >= 2 (lower), nDCG@10, MRR (grade >= 2).
 
 Agreement (``relgrade calibrate``'s intervals) by a double bootstrap: the 54 queries with a noisy-NIST judge
 are the population (its kappa is the truth); each draw takes ``--n-kappa`` (12) of them at random and computes
@@ -66,7 +67,12 @@ def main() -> None:
         print(f"intervals_trec_dl: error: {args.data}/pairs.jsonl not found; pass --data DIR", file=sys.stderr)
         sys.exit(2)
 
+    import warnings
+
     from relgrade.calibration import _stats as S
+    from relgrade.hybrid._ppi import ppi_module
+
+    ppi_py = ppi_module()
     from relgrade.hybrid import human_only_means, per_query_values, ppi_means
     from relgrade.io import Qrels, Run
     from relgrade.metrics import parse_metric
@@ -91,14 +97,15 @@ def main() -> None:
     for s in SIGMAS:
         print(f"full-label means (sigma {s:g}): " + ", ".join(f"{label} {truth[s][:, j].mean():.3f}"
                                                             for j, (_, _, label) in enumerate(METRICS)))
-    header = f"{'metric':<16}{'judge':<9}{'PPI cov':>9}{'human cov':>11}{'PPI width':>11}{'human width':>13}{'min width':>11}"
+    header = (f"{'metric':<16}{'judge':<9}{'PPI cov':>9}{'human cov':>11}{'PPI width':>11}{'human width':>13}"
+              f"{'min width':>11}{'old PPI':>9}{'old human':>11}")
     print("\n95% intervals for the mean over 54 queries at 10 labeled (coverage pooled over systems and judges)")
     print(header)
     rows = {}
     for jname, p in JUDGES.items():
         judged = [noisy(nist, p, rng) for _ in range(args.judges)]
         for j, (_, _, label) in enumerate(METRICS):
-            hits_p = hits_h = total = 0
+            hits_p = hits_h = total = old_p = old_h = 0
             wp, wh, wmin = [], [], np.inf
             for s, run in runs.items():
                 for jl in judged:
@@ -111,12 +118,20 @@ def main() -> None:
                     hits_p += int(((e.lo <= theta) & (theta <= e.hi)).sum())
                     hits_h += int(((h.lo <= theta) & (theta <= h.hi)).sum())
                     total += args.draws
+                    # before issue 14: ppi-python's normal intervals (ddof 0, no floor), clipped to [0, 1]
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        olo, ohi = ppi_py.ppi_mean_ci(Y[lab], J[lab], J[unl], alpha=0.05, lam_optim_mode="element")
+                    half = 1.959964 * Y[lab].std(axis=0) / np.sqrt(n)
+                    hm = Y[lab].mean(axis=0)
+                    old_p += int(((np.clip(olo, 0, 1) <= theta) & (theta <= np.clip(ohi, 0, 1))).sum())
+                    old_h += int(((hm - half <= theta) & (theta <= hm + half)).sum())
                     wp.append(e.width.mean())
                     wh.append(h.width.mean())
                     wmin = min(wmin, e.width.min(), h.width.min())
             rows[(label, jname)] = (hits_p / total, hits_h / total)
             print(f"{label:<16}{jname:<9}{hits_p / total:>9.3f}{hits_h / total:>11.3f}{np.mean(wp):>11.3f}"
-                  f"{np.mean(wh):>13.3f}{wmin:>11.3f}")
+                  f"{np.mean(wh):>13.3f}{wmin:>11.3f}{old_p / total:>9.3f}{old_h / total:>11.3f}")
 
     print(f"\nkappa CIs at {args.n_kappa} of {nq} queries (double bootstrap: population = the 54 queries, "
           f"{args.kappa_draws} draws, {args.n_boot} resamples each)")

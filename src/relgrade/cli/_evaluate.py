@@ -38,8 +38,9 @@ def _common(f):
                      help="A doc is relevant when its grade is at least this (trec_eval -l)."),
         click.option("--no-answer", type=click.Choice(["exclude", "zero"]), default="exclude", show_default=True,
                      help="Queries with no relevant doc: report apart (exclude) or count as 0 like trec_eval (zero)."),
-        click.option("--n-boot", type=int, default=1000, show_default=True, help="Bootstrap resamples for the 95% CIs."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."),
+        click.option("--n-boot", type=int, default=1000, show_default=True,
+                     help="0 turns the 95% CIs off (they are t intervals, see relgrade.stats)."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the randomisation test."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -143,7 +144,7 @@ def _write_json(path: str, data) -> None:
 @_common
 @click.option("--json", "json_out", help="Write the comparison as JSON here.")
 def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out):
-    """Compare two runs per metric: difference, bootstrap CI and paired randomisation p-value."""
+    """Compare two runs per metric: difference, 95% t CI and paired randomisation p-value."""
     from relgrade.io import read_qrels, read_run
     from relgrade.metrics import compare as run_compare
     from relgrade.metrics import evaluate as run_evaluate

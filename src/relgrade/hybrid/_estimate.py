@@ -104,7 +104,8 @@ class EstimateReport:
                          f"{e.human_only:>6.4f}  [{e.human_ci95[0]:.4f}, {e.human_ci95[1]:.4f}]  "
                          f"{e.judge_only:>6.4f}{ratio:>8}  {worth}")
         lines.append("width = PPI width / human-only width; judge worth = n * width^-2 labeled queries "
-                     "(the labeled queries the human-only interval would need to be as narrow)")
+                     "(the labeled queries the human-only interval would need to be as narrow; n/a when a "
+                     "variance was floored)")
         return "\n".join(lines)
 
 
