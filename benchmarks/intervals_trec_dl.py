@@ -9,7 +9,8 @@ NIST grades: each grade is replaced by a uniformly random one with probability p
 useless 1.0), redrawn ``--judges`` times. Each draw takes ``--n-human`` (10) random queries as human-labeled;
 coverage is the share of draws whose 95% interval holds the metric's mean over all 54 queries under NIST
 labels. "old" columns: the intervals relgrade used before (ppi-python's normal PPI++ interval, the CLT
-human-only one with ddof 0), on the same draws. Metrics: recall@5 at grade >= 1 (mean near 1) and at grade >= 2 (lower), nDCG@10, MRR (grade >= 2).
+human-only one with ddof 0), on the same draws. Metrics: recall@5 at grade >= 1 (mean near 1) and at
+grade >= 2 (lower), nDCG@10, MRR (grade >= 2).
 
 Agreement (``relgrade calibrate``'s intervals) by a double bootstrap: the 54 queries with a noisy-NIST judge
 are the population (its kappa is the truth); each draw takes ``--n-kappa`` (12) of them at random and computes

@@ -539,7 +539,8 @@ def agreement(
         if human_ceiling is not None and human_ceiling.judge_kappa is not None:
             hk, jk_ = human_ceiling.pairwise_kappa.value, human_ceiling.judge_kappa.value
             if math.isfinite(hk) and math.isfinite(jk_) and hk > 0:
-                notes.append(f"against the human ceiling (κ {hk:.2f} between annotators) the judge reaches κ {jk_:.2f} "
+                notes.append(f"against the human ceiling (κ {hk:.2f} between annotators) the judge reaches "
+                             f"κ {jk_:.2f} "
                              f"on the same items ({100 * jk_ / hk:.0f}% of the ceiling)")
     if model and model.startswith("local/"):
         notes.append(LOCAL_NOTE.format(model=model))

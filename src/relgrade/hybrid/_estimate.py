@@ -58,7 +58,8 @@ class MetricEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "ppi": {"value": self.ppi, "ci95": list(self.ppi_ci95), "method": "PPI++ (power-tuned lam as ppi-python), Student t n-1 df, "
+            "ppi": {"value": self.ppi, "ci95": list(self.ppi_ci95),
+                    "method": "PPI++ (power-tuned lam as ppi-python), Student t n-1 df, "
                     "variance floor when the labeled sample shows no variation (relgrade.hybrid._ppi)"},
             "human_only": {"value": self.human_only, "ci95": list(self.human_ci95), "n_queries": self.n_labeled,
                            "method": "Student t n-1 df, variance floor for a constant sample (relgrade.stats._means)"},

@@ -10,7 +10,8 @@ For one metric and several runs (systems):
   means and their taus; replicates where a tau is undefined (all systems tie) are dropped and counted;
 * every pair of systems with ``b - a`` under each source: human and judge with the paired t interval
   and randomisation p-value of :func:`relgrade.metrics.paired_difference`, ppi with the PPI++ interval
-  (Student t, see :mod:`relgrade.hybrid._ppi`) and ppi-python's p-value of the per-query difference (``Y = human_b - human_a``, ``Yhat = judge_b - judge_a``);
+  (Student t, see :mod:`relgrade.hybrid._ppi`) and ppi-python's p-value of the per-query difference
+  (``Y = human_b - human_a``, ``Yhat = judge_b - judge_a``);
   a pair *flips* when two sources order it in opposite directions (a tie under one source is no flip).
 """
 

@@ -27,7 +27,7 @@ class Estimate:
 
 
 def bootstrap_means(values: np.ndarray, *, n_boot: int = 1000, rng: np.random.Generator) -> np.ndarray:
-    """Means of ``values`` (n_queries × n_metrics) over ``n_boot`` query resamples (:func:`relgrade.stats.resample_means`)."""
+    """Means of ``values`` (n_queries × n_metrics) over ``n_boot`` query resamples (relgrade.stats)."""
     from relgrade.stats import resample_means
 
     return resample_means(values, n_boot=n_boot, rng=rng)

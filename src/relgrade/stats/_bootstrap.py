@@ -82,7 +82,8 @@ def percentile_ci(replicates: np.ndarray, alpha: float = 0.05) -> tuple[float, f
     return float(lo), float(hi)
 
 
-def bca_ci(theta: float, replicates: np.ndarray, jackknife: np.ndarray, alpha: float = 0.05) -> tuple[float, float] | None:
+def bca_ci(theta: float, replicates: np.ndarray, jackknife: np.ndarray,
+           alpha: float = 0.05) -> tuple[float, float] | None:
     """BCa interval (module docstring) from the estimate, its replicates and leave-one-query-out values.
 
     Non-finite replicates (a statistic undefined on a resample) and jackknife values are dropped. Falls
