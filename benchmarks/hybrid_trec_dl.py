@@ -16,7 +16,8 @@ averaged over the systems: coverage of the PPI++ and human-only 95% intervals, t
 
     python benchmarks/hybrid_trec_dl.py [--n-human 15] [--draws 200] [--judges 5] [--metric ndcg@10]
 
-Measured (defaults, nDCG@10, grade >= 2 relevant, 15 of 54 queries human-labeled, one run, ~30 s):
+Measured before issue 14 (ppi-python normal intervals; defaults, nDCG@10, grade >= 2 relevant, 15 of 54 queries
+human-labeled, one run, ~30 s; benchmarks/intervals_trec_dl.py measures the intervals relgrade uses now):
 
     judge noise p   corr  PPI cov  human cov   width   worth  tau human  tau judge  tau PPI
     0.1             0.90    0.980      0.955    0.65    36.2      0.814      1.000    0.939

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import ppi_py
 import pytest
+from scipy import stats
 
 from relgrade._errors import InputError
 from relgrade.hybrid import effective_n, human_only_means, ppi_means, ppi_pvalues
@@ -19,45 +20,78 @@ def data():
     return Y, Yhat, Yu
 
 
-def test_columns_match_one_ppi_py_call_per_column(data):
+def _documented_ppi_interval(y, yh, yu, alpha=0.05):
+    """The interval of relgrade.hybrid._ppi written out: PPI++ lam (ppi-python's element mode), Student t."""
+    n, N = len(y), len(yu)
+    lam = np.clip(np.mean((y - y.mean()) * (yh - yh.mean())) / ((1 + n / N) * np.var(np.r_[yh, yu], ddof=1)), 0, 1)
+    value = lam * yu.mean() + np.mean(y - lam * yh)
+    half = stats.t.ppf(1 - alpha / 2, n - 1) * np.sqrt(lam ** 2 * np.var(yu, ddof=1) / N
+                                                      + np.var(y - lam * yh, ddof=1) / n)
+    return value, value - half, value + half
+
+
+def test_point_estimates_match_ppi_py_and_intervals_the_documented_formula(data):
     Y, Yhat, Yu = data
-    est = ppi_means(Y, Yhat, Yu, alpha=0.05)
+    lower, upper = -10.0, 10.0  # these synthetic values are not in [0, 1]
+    est = ppi_means(Y, Yhat, Yu, alpha=0.05, lower=lower, upper=upper)
     for j in range(3):
-        lo, hi = ppi_py.ppi_mean_ci(Y[:, j], Yhat[:, j], Yu[:, j], alpha=0.05)  # lam=None: PPI++
-        point = ppi_py.ppi_mean_pointestimate(Y[:, j], Yhat[:, j], Yu[:, j])
-        assert est.lo[j] == pytest.approx(float(lo[0]), abs=1e-12)
-        assert est.hi[j] == pytest.approx(float(hi[0]), abs=1e-12)
+        point = ppi_py.ppi_mean_pointestimate(Y[:, j], Yhat[:, j], Yu[:, j], lam_optim_mode="element")
         assert est.value[j] == pytest.approx(float(np.ravel(point)[0]), abs=1e-12)
+        value, lo, hi = _documented_ppi_interval(Y[:, j], Yhat[:, j], Yu[:, j])
+        assert est.value[j] == pytest.approx(value, abs=1e-12)
+        assert (est.lo[j], est.hi[j]) == pytest.approx((lo, hi), abs=1e-12)
+        # t with n - 1 df and ddof 1 make it wider than ppi-python's normal interval, never narrower
+        plo, phi = ppi_py.ppi_mean_ci(Y[:, j], Yhat[:, j], Yu[:, j], alpha=0.05, lam_optim_mode="element")
+        assert est.width[j] > float(phi[0] - plo[0])
     p = ppi_pvalues(Y, Yhat, Yu, null=0.5)
     assert p[0] == pytest.approx(float(np.ravel(ppi_py.ppi_mean_pval(Y[:, 0], Yhat[:, 0], Yu[:, 0], null=0.5))[0]))
 
 
 def test_power_tuning_beats_plain_ppi_for_a_noisy_judge(data):
     Y, Yhat, Yu = data
-    tuned = ppi_means(Y[:, 2], Yhat[:, 2], Yu[:, 2])
+    tuned = ppi_means(Y[:, 2], Yhat[:, 2], Yu[:, 2], lower=-10, upper=10)
     lo, hi = ppi_py.ppi_mean_ci(Y[:, 2], Yhat[:, 2], Yu[:, 2], alpha=0.05, lam=1)
     assert tuned.width[0] < float(hi[0] - lo[0])
 
 
-def test_human_only_is_ppi_py_classical_interval(data):
-    from ppi_py import classical_mean_ci
-
+def test_human_only_is_the_student_t_interval(data):
     Y = data[0]
     est = human_only_means(Y)
     for j in range(3):
-        lo, hi = classical_mean_ci(Y[:, j], alpha=0.05)
-        assert (est.lo[j], est.hi[j]) == pytest.approx((float(lo), float(hi)))
+        half = stats.t.ppf(0.975, len(Y) - 1) * Y[:, j].std(ddof=1) / np.sqrt(len(Y))
+        m = Y[:, j].mean()
+        assert (est.lo[j], est.hi[j]) == pytest.approx((max(0.0, m - half), min(1.0, m + half)))
         assert est.value[j] == pytest.approx(Y[:, j].mean())
 
 
 def test_constant_judge_falls_back_to_lam_zero_with_a_note(data):
     Y = data[0][:, 0]
     est = ppi_means(Y, np.ones_like(Y), np.ones(100))
-    lo, hi = ppi_py.ppi_mean_ci(Y, np.ones_like(Y), np.ones(100), alpha=0.05, lam=0)
-    assert (est.lo[0], est.hi[0]) == pytest.approx((float(lo[0]), float(hi[0])))
-    assert est.value[0] == pytest.approx(Y.mean())
+    human = human_only_means(Y)
+    point = ppi_py.ppi_mean_pointestimate(Y, np.ones_like(Y), np.ones(100), lam=0)
+    assert est.value[0] == pytest.approx(float(np.ravel(point)[0])) == pytest.approx(Y.mean())
+    assert (est.lo[0], est.hi[0]) == pytest.approx((human.lo[0], human.hi[0]))
     assert "lam = 0" in est.notes[0]
     assert np.isfinite(est.lo).all()
+
+
+def test_a_lucky_sample_never_gives_a_zero_width_interval():
+    # issue 14: humans and judge agree on all 10 labeled queries (recall@5 = 1), the judge says 0.84 overall
+    Y = np.ones(10)
+    Yu = np.r_[np.ones(32), np.zeros(8)]
+    est = ppi_means(Y, Y.copy(), Yu)
+    n = 10
+    point = ppi_py.ppi_mean_pointestimate(Y, Y.copy(), Yu, lam=1)  # the fallback: lam = 1, plain PPI
+    assert est.value[0] == pytest.approx(float(np.ravel(point)[0]))
+    rect_floor = 1 / (n + 1)  # rectifiers all 0, one pseudo-observation at 1: variance 1/(n+1)
+    half = stats.t.ppf(0.975, n - 1) * np.sqrt(np.var(Yu, ddof=1) / len(Yu) + rect_floor / n)
+    assert (est.lo[0], est.hi[0]) == pytest.approx((est.value[0] - half, min(1.0, est.value[0] + half)))
+    assert est.width[0] > 0.2 and est.floored[0] and "lam = 1" in est.notes[0]
+    assert "metric is constant" not in est.notes[0]
+    human = human_only_means(Y)
+    assert human.width[0] > 0.2 and human.floored[0] and human.hi[0] == 1.0
+    assert human.lo[0] == pytest.approx(1 - stats.t.ppf(0.975, n - 1) * np.sqrt(1 / (n + 1) / n))
+    assert effective_n(n, human.width[0], est.width[0], floored=True) is None
 
 
 def test_degenerate_inputs_are_explicit():

@@ -4,12 +4,13 @@ Front door::
 
     from relgrade.calibration import agreement, fit_mapping
     report = agreement(judge_labels, human_labels, n_boot=1000, seed=0)
-    print(report.verdict.text)        # e.g. "fair (κ 0.29, 95% CI 0.24–0.34): do not use judge labels alone"
+    print(report.verdict.text)        # "fair (κ 0.29, 95% studentized CI 0.24–0.34): do not use judge labels alone"
     mapping = fit_mapping(judge_labels, human_labels)   # adopted only if held-out kappa improves
     crossfit = crossfit_mapping(judge_labels, human_labels)  # mapped grades PPI may use with the same labels
 
 Labels are plain ``{query_id: {doc_id: grade}}`` mappings; files are read with :func:`read_judge`
-and :func:`read_human`. Every statistic carries a 95% percentile CI from a bootstrap over queries.
+and :func:`read_human`. Every statistic carries a 95% CI from a bootstrap over queries (studentized;
+BCa above 100 queries).
 """
 
 from relgrade.calibration._agreement import (

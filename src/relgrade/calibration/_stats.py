@@ -1,4 +1,4 @@
-"""Vectorised agreement statistics for the query (cluster) bootstrap.
+"""Vectorised agreement statistics for the query (cluster) bootstrap (:mod:`relgrade.stats`) and its jackknife.
 
 Every statistic here is a function of per-query confusion or coincidence matrices, or of per-pair
 values with bootstrap weights, so that ``n_boot`` replicates are computed with a handful of array
@@ -15,34 +15,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from relgrade.stats import percentile_ci, query_weights, resample  # noqa: F401 - the one bootstrap, re-exported
+
 WEIGHTS = ("unweighted", "linear", "quadratic")
 
 
-def query_weights(n_queries: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    """Bootstrap multiplicities ``(n_boot, n_queries)``: how often each query is drawn in each replicate.
+def confusions(human_idx: np.ndarray, judge_idx: np.ndarray, group: np.ndarray, n_groups: int, k: int,
+               weights: np.ndarray | None = None) -> np.ndarray:
+    """Per-group confusion matrices ``(n_groups, k, k)`` indexed ``[group, human, judge]``.
 
-    Queries are resampled with replacement (cluster bootstrap: pairs of one query stay together,
-    Efron & Tibshirani 1993, ch. 8; Field & Welsh 2007).
+    With ``weights`` (one per pair, e.g. inclusion weights ``1 / pi``) each pair counts its weight: the
+    Horvitz-Thompson estimate of the population's confusion matrix (Horvitz & Thompson 1952).
     """
-    idx = rng.integers(0, n_queries, size=(n_boot, n_queries))
-    flat = idx + (np.arange(n_boot) * n_queries)[:, None]
-    return np.bincount(flat.ravel(), minlength=n_boot * n_queries).reshape(n_boot, n_queries).astype(np.float64)
-
-
-def percentile_ci(replicates: np.ndarray) -> tuple[float, float] | None:
-    """2.5th and 97.5th percentiles of the finite replicates (percentile bootstrap), or None."""
-    reps = np.asarray(replicates, dtype=np.float64)
-    reps = reps[np.isfinite(reps)]
-    if reps.size < 2:
-        return None
-    lo, hi = np.percentile(reps, [2.5, 97.5])
-    return float(lo), float(hi)
-
-
-def confusions(human_idx: np.ndarray, judge_idx: np.ndarray, group: np.ndarray, n_groups: int, k: int) -> np.ndarray:
-    """Per-group confusion matrices ``(n_groups, k, k)`` indexed ``[group, human, judge]``."""
     flat = (group * k + human_idx) * k + judge_idx
-    return np.bincount(flat, minlength=n_groups * k * k).reshape(n_groups, k, k).astype(np.float64)
+    return np.bincount(flat, weights=weights, minlength=n_groups * k * k).reshape(n_groups, k, k).astype(np.float64)
 
 
 def resample(per_query: np.ndarray, weights: np.ndarray) -> np.ndarray:

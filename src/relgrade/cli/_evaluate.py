@@ -29,8 +29,9 @@ def _common(f):
         click.option("--no-answer", type=click.Choice(NO_ANSWER_MODES), default=DEFAULT_NO_ANSWER, show_default=True,
                      help=NO_ANSWER_HELP),
         click.option("--n-boot", type=int, default=DEFAULT_N_BOOT, show_default=True,
-                     help="Bootstrap resamples for the 95% CIs (>= 1)."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."),
+                     help="Bootstrap resamples (>= 1) of the commands that bootstrap; evaluate's and compare's 95% CIs "
+                          "are Student t intervals (relgrade.stats) and do not depend on it."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the randomisation test."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -147,7 +148,7 @@ def _write_json(path: str, data) -> None:
 @_common
 @click.option("--json", "json_out", help="Write the comparison as JSON here.")
 def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out):
-    """Compare two runs per metric: difference, bootstrap CI and paired randomisation p-value."""
+    """Compare two runs per metric: difference, 95% t CI and paired randomisation p-value."""
     from relgrade.io import read_qrels, read_run
     from relgrade.metrics import compare as run_compare
     from relgrade.metrics import evaluate as run_evaluate

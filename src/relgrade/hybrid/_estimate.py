@@ -78,9 +78,11 @@ class MetricEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "ppi": {"value": self.ppi, "ci95": list(self.ppi_ci95), "method": "PPI++ (power-tuned, ppi-python)"},
+            "ppi": {"value": self.ppi, "ci95": list(self.ppi_ci95),
+                    "method": "PPI++ (power-tuned lam as ppi-python), Student t n-1 df, "
+                    "variance floor when the labeled sample shows no variation (relgrade.hybrid._ppi)"},
             "human_only": {"value": self.human_only, "ci95": list(self.human_ci95), "n_queries": self.n_labeled,
-                           "method": "classical CLT (as ppi_py.classical_mean_ci)"},
+                           "method": "Student t n-1 df, variance floor for a constant sample (relgrade.stats._means)"},
             "judge_only": {"value": self.judge_only, "n_queries": self.n_queries},
             "width_ratio": self.width_ratio,
             "effective_human_queries": self.effective_n,
@@ -129,7 +131,8 @@ class EstimateReport:
                          f"[{e.human_ci95[0]:.4f}, {e.human_ci95[1]:.4f}]", f"{e.judge_only:.4f}", ratio, worth))
         return "\n".join([f"{n} human-labeled queries of {N}; 95% intervals{scope}", text_table(head, rows, "<><><>><"),
                           "width = PPI width / human-only width; judge worth = n * width^-2 labeled queries "
-                          "(the labeled queries the human-only interval would need to be as narrow)"])
+                          "(the labeled queries the human-only interval would need to be as narrow; n/a when a "
+                          "variance was floored)"])
 
 
 def _as_qrels(labels, what: str) -> Qrels:
@@ -176,9 +179,14 @@ def ratio_means(Y, A, Yhat, Ahat, Yhat_u, Ahat_u, *, alpha: float = 0.05,
     A, Ahat, Ahat_u = (np.asarray(x, dtype=np.float64)[:, None] for x in (A, Ahat, Ahat_u))
     m = Y.shape[1]
 
+    # Y in bounds, A in {0, 1}, r in bounds: Z_r = Y - r A lies in [lo - max(hi, 0), hi - min(lo, 0)]
+    # ([-1, 1] for a metric, [-2, 2] for a difference): the range of ppi_means' variance floor and clipping
+    z_lo, z_hi = float(bounds[0]) - max(float(bounds[1]), 0.0), float(bounds[1]) - min(float(bounds[0]), 0.0)
+
     def at(r: np.ndarray) -> Means:  # r: (3m,) candidate ratios, one per (target, metric) column
         return ppi_means(np.tile(Y, 3) - r * A, np.tile(Yhat, 3) - r * Ahat,
-                         np.tile(Yhat_u, 3) - r * Ahat_u if len(Yhat_u) else np.zeros((0, 3 * m)), alpha=alpha)
+                         np.tile(Yhat_u, 3) - r * Ahat_u if len(Yhat_u) else np.zeros((0, 3 * m)), alpha=alpha,
+                         lower=z_lo, upper=z_hi)
 
     def side(res: Means) -> np.ndarray:  # targets: value, lo, hi of each metric, all decreasing in r
         return np.concatenate([res.value[:m], res.lo[m:2 * m], res.hi[2 * m:]])
@@ -192,7 +200,9 @@ def ratio_means(Y, A, Yhat, Ahat, Yhat_u, Ahat_u, *, alpha: float = 0.05,
         a, b = np.where(pos, mid, a), np.where(pos, b, mid)
     root = np.where(np.isnan(fixed), (a + b) / 2, fixed)
     value, lo, hi = root[:m], np.minimum(root[m:2 * m], root[:m]), np.maximum(root[2 * m:], root[:m])
-    notes = list(at(np.tile(value, 3)).notes[:m])
+    at_value = at(np.tile(value, 3))
+    notes = list(at_value.notes[:m])
+    floored = np.asarray(at_value.floored[:m], dtype=bool).copy()
     answered = A[:, 0] > 0
     if tuple(bounds) == (0.0, 1.0) and answered.any():
         for j in np.flatnonzero(hi - lo <= 1e-12):
@@ -202,7 +212,8 @@ def ratio_means(Y, A, Yhat, Ahat, Yhat_u, Ahat_u, *, alpha: float = 0.05,
             notes[j] = (f"every labeled query with a relevant document scores {Y[answered, j].mean():g}, which "
                         "would give a zero-width interval: Wilson score interval on those "
                         f"{int(answered.sum())} queries instead (conservative: the judge is not used for it)")
-    return Means(value, lo, hi, tuple(notes))
+            floored[j] = True
+    return Means(value, lo, hi, tuple(notes), floored, (hi - lo) / 2)
 
 
 def wilson(p: float, n: int, alpha: float = 0.05) -> tuple[float, float]:
@@ -319,10 +330,11 @@ def estimate(
     for j, metric in enumerate(chosen):
         lo, hi = float(ppi.lo[j]), float(ppi.hi[j])
         hlo, hhi = float(classical.lo[j]), float(classical.hi[j])
-        eff = effective_n(n, hhi - hlo, hi - lo)
-        parts = [x for x in (ppi.notes[j], classical.notes[j]) if x]
-        if hi - lo <= 0:
-            parts.append("the PPI interval has zero width (the metric is constant): no effective sample size")
+        floored = bool(ppi.floored[j] or classical.floored[j])
+        eff = effective_n(n, 2 * float(classical.half[j]), 2 * float(ppi.half[j]), floored=floored)  # unclipped
+        parts = list(dict.fromkeys(x for x in (ppi.notes[j], classical.notes[j]) if x))
+        if floored:
+            parts.append("no 'judge worth' from a floored variance (it would measure the floor, not the judge)")
         value = float(ppi.value[j])
         if not 0.0 <= value <= 1.0:  # PPI's correction can step outside the metric's range
             parts.append(f"the PPI++ estimate {value:.6g} lies outside [0, 1] and is reported as the nearest end")

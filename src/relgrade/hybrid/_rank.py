@@ -5,12 +5,13 @@ For one metric and several runs (systems):
 * three rankings, by the mean under **human** labels on the labeled queries, under **judge** labels on
   all queries, and the **ppi** (PPI++) estimate (see :mod:`relgrade.hybrid._estimate`);
 * Kendall's tau-b (``scipy.stats.kendalltau``) between each two rankings, with a 95% percentile CI from
-  a bootstrap over queries: each replicate resamples the labeled and the unlabeled queries with
+  a bootstrap over queries (:mod:`relgrade.stats`): each replicate resamples the labeled and the unlabeled queries with
   replacement (stratified, so the labeled share stays fixed), recomputes the three sets of system
   means and their taus; replicates where a tau is undefined (all systems tie) are dropped and counted;
-* every pair of systems with ``b - a`` under each source: human and judge with the paired bootstrap CI
+* every pair of systems with ``b - a`` under each source: human and judge with the paired t interval
   and randomisation p-value of :func:`relgrade.metrics.paired_difference`, ppi with the PPI++ interval
-  and p-value of the per-query difference (``Y = human_b - human_a``, ``Yhat = judge_b - judge_a``);
+  (Student t, see :mod:`relgrade.hybrid._ppi`) and ppi-python's p-value of the per-query difference
+  (``Y = human_b - human_a``, ``Yhat = judge_b - judge_a``);
   a pair *flips* when two sources order it in opposite directions (a tie under one source is no flip).
 
 ``no_answer`` is the rule of every command: with ``"exclude"`` (default) the values and differences are
@@ -36,7 +37,7 @@ from relgrade.metrics import Metric, paired_difference, parse_metric
 from relgrade.metrics._evaluate import no_shared_queries
 from relgrade.metrics._settings import DEFAULT_NO_ANSWER, check_n_boot, check_no_answer, check_rel_threshold
 from relgrade.hybrid._estimate import _as_qrels, answerable, per_query_values, ratio_means, split_queries
-from relgrade.hybrid._ppi import ppi_means, ppi_module, ppi_pvalues
+from relgrade.hybrid._ppi import ppi_means, ppi_point, ppi_pvalues
 
 SOURCES = ("human", "judge", "ppi")
 
@@ -191,24 +192,17 @@ def rank_systems(
     values = {s: {name: float(means[s][i]) for i, name in enumerate(names)} for s in SOURCES}
     rankings = {s: _ranking(values[s]) for s in SOURCES}
 
+    from relgrade.stats import percentile_ci, query_indices
+
     rng = np.random.default_rng(seed)
     source_pairs = list(combinations(SOURCES, 2))
     boot = {sp: [] for sp in source_pairs}
-    ppi_py = ppi_module() if N else None
-    for _ in range(n_boot):
-        il = rng.integers(0, n, n)
-        iu = rng.integers(0, N, N) + n if N else np.zeros(0, np.int64)
+    labeled_draws = query_indices(n, n_boot, rng)
+    unlabeled_draws = query_indices(N, n_boot, rng) + n if N else np.zeros((n_boot, 0), np.int64)
+    for il, iu in zip(labeled_draws, unlabeled_draws):
         Hb, Jl, Ju = H[il], J[il], J[iu]
         m = {"human": Hb.mean(axis=0), "judge": np.concatenate([Jl, Ju]).mean(axis=0)}
-        if N:
-            varying = np.ptp(np.concatenate([Jl, Ju]), axis=0) > 0
-            est = Hb.mean(axis=0).copy()
-            if varying.any():
-                est[varying] = np.ravel(ppi_py.ppi_mean_pointestimate(Hb[:, varying], Jl[:, varying], Ju[:, varying],
-                                                                      lam_optim_mode="element"))
-            m["ppi"] = est
-        else:
-            m["ppi"] = m["human"]
+        m["ppi"] = ppi_point(Hb, Jl, Ju) if N else m["human"]
         for x, y in source_pairs:
             t = _tau(m[x], m[y])
             if t is not None:
@@ -216,7 +210,7 @@ def rank_systems(
     taus = []
     for x, y in source_pairs:
         reps = np.asarray(boot[(x, y)])
-        ci = (float(np.percentile(reps, 2.5)), float(np.percentile(reps, 97.5))) if len(reps) >= 2 else None
+        ci = percentile_ci(reps)
         taus.append(TauResult(x, y, _tau(means[x], means[y]), ci, len(reps)))
 
     pairs = []
@@ -225,12 +219,13 @@ def rank_systems(
         dj = paired_difference(J[jq, i], J[jq, j], n_boot=n_boot, n_perm=n_perm, seed=seed)
         D, Dhat = H[:, j] - H[:, i], J[:, j] - J[:, i]
         dp = (ratio_means(D[:, None], A, Dhat[:n, None], Ahat[:n], Dhat[n:, None], Ahat[n:], bounds=(-1.0, 1.0))
-              if exclude else ppi_means(D, Dhat[:n], Dhat[n:]))
+              if exclude else ppi_means(D, Dhat[:n], Dhat[n:], lower=-1.0, upper=1.0))  # a difference of [0, 1] metrics
         p = float(ppi_pvalues(D, Dhat[:n], Dhat[n:])[0])
         by = {
             "human": SourceDifference(dh.diff, dh.ci95, dh.p_value, "paired randomisation (labeled queries)"),
             "judge": SourceDifference(dj.diff, dj.ci95, dj.p_value, "paired randomisation (all queries)"),
-            "ppi": SourceDifference(float(dp.value[0]), (float(dp.lo[0]), float(dp.hi[0])), p, "PPI++ z-test"),
+            "ppi": SourceDifference(float(dp.value[0]), (float(dp.lo[0]), float(dp.hi[0])), p,
+                                   "PPI++ (t interval; p-value: ppi-python z-test)"),
         }
         flips = tuple(f"{x} vs {y}" for x, y in source_pairs if _sign(by[x].diff) * _sign(by[y].diff) < 0)
         pairs.append(PairResult(names[i], names[j], by, flips))

@@ -1,0 +1,29 @@
+"""Statistics shared by every part of relgrade: the one query bootstrap and the interval for a mean.
+
+* :mod:`relgrade.stats._bootstrap`: cluster (query) bootstrap multiplicities, resampled sums, the
+  leave-one-query-out jackknife, percentile and BCa intervals; randomness only through an explicit ``rng``.
+* :mod:`relgrade.stats._means`: Student-t interval with a pseudo-observation variance floor for a mean
+  of bounded per-query values (never zero width from a lucky sample).
+"""
+
+from relgrade.stats._bootstrap import (
+    bca_ci, jackknife_se, leave_one_out, percentile_ci, query_indices, query_weights, resample, resample_means,
+    studentized_ci,
+)
+from relgrade.stats._means import MeanIntervals, floored_variance, mean_intervals, t_quantile
+
+__all__ = [
+    "MeanIntervals",
+    "bca_ci",
+    "floored_variance",
+    "jackknife_se",
+    "leave_one_out",
+    "mean_intervals",
+    "percentile_ci",
+    "query_indices",
+    "query_weights",
+    "resample",
+    "resample_means",
+    "studentized_ci",
+    "t_quantile",
+]
