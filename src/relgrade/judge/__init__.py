@@ -21,6 +21,8 @@ Python API::
   keyed by (model, prompt hash, sampling params, query text, chunk text), so a re-run pays for
   nothing and a killed run pays again only for the calls that were in flight. Inside an event
   loop use ``await ajudge_pairs(...)``.
+- :class:`JudgeSession` judges in many small batches sharing one store, budget and caller (the ragas
+  metric scores sample by sample: ``max_cost``, ``concurrency``, ``rpm``, ``tpm`` hold for the whole metric).
 - :func:`estimate` is the dry run: pairs, cached, prompt tokens and dollars, paying nothing.
 - :class:`JudgeConfig` holds retries, timeout, concurrency, temperature, samples, rate and cost
   limits. Only temperature, max_tokens and the sample index enter the store key.
@@ -40,6 +42,7 @@ from relgrade.judge._judge import (
 )
 from relgrade.judge._parse import Parsed, expected_grade, grade_distribution, parse_answer
 from relgrade.judge._pool import Pair, pool
+from relgrade.judge._session import JudgeSession
 from relgrade.judge._prompt import Prompt, delimit, load_prompt
 from relgrade.judge._store import DEFAULT_STORE, JudgmentStore, judgment_key
 
@@ -49,6 +52,7 @@ __all__ = [
     "DryRun",
     "JudgeConfig",
     "JudgeResult",
+    "JudgeSession",
     "Judgment",
     "JudgmentStore",
     "Pair",
