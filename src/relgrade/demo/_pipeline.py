@@ -14,12 +14,13 @@ Judgments go to the default store (``.relgrade/judgments.sqlite`` of the working
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from relgrade._errors import InputError
 
@@ -55,23 +56,12 @@ def _writable_dir(out: Path, what: str) -> None:
         raise InputError(f"{what} {out}: cannot create the directory ({exc.strerror}); choose another path") from None
 
 
-class _Steps:
-    def __init__(self, say: Callable[[str], None]):
-        self.say = say
-
-    def __call__(self, title: str):
-        say = self.say
-
-        class _Timer:
-            def __enter__(self):
-                say(f"  {title} ...")
-                self.start = time.perf_counter()
-
-            def __exit__(self, *exc):
-                if exc[0] is None:
-                    say(f"  {title}: done in {time.perf_counter() - self.start:.1f} s")
-
-        return _Timer()
+@contextlib.contextmanager
+def _step(say: Callable[[str], None], title: str) -> Iterator[None]:
+    say(f"  {title} ...")
+    start = time.perf_counter()
+    yield
+    say(f"  {title}: done in {time.perf_counter() - start:.1f} s")
 
 
 def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, depth: int = 5,
@@ -84,11 +74,15 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
     ``close()``); default :class:`relgrade.judge._progress.Progress` (tqdm on a terminal, else a line
     every 5 s on stderr).
     """
+    import dataclasses
+
     from relgrade import evaluate, gate, read_qrels, read_run
     from relgrade.calibration import agreement, disagreements, fit_mapping, read_human, read_judge, render_page
     from relgrade.calibration._inputs import dumps
     from relgrade.demo import _data
-    from relgrade.hybrid import estimate, merge_labels, read_judge_labels, read_mapping, write_hybrid
+    from relgrade.hybrid import (
+        estimate, merge_labels, read_human_labels, read_judge_labels, read_mapping, write_hybrid,
+    )
     from relgrade.judge import DEFAULT_MODEL, DEFAULT_STORE, JudgeConfig, judge_pairs, pool
     from relgrade.judge._cli import _write_outputs, details_path
     from relgrade.judge._progress import Progress
@@ -101,7 +95,6 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
     model = model or DEFAULT_MODEL
     if concurrency is None:
         concurrency = 1 if model.startswith("local/") else 16
-    step = _Steps(say)
 
     say(f"relgrade demo: bundled product docs, judge {model}")
     say(f"  judgments are stored in {store}; a re-run with this store, into any --out, reuses them")
@@ -117,7 +110,7 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
     judged = out / "judge.qrels"
     details = details_path(judged)
     pairs = pool(list(runs.values()), depth)
-    with step(f"judge the top {depth} of both runs ({len(pairs)} pairs)"):
+    with _step(say, f"judge the top {depth} of both runs ({len(pairs)} pairs)"):
         on_progress = (progress or Progress)(len(pairs))
         try:
             result = judge_pairs(pairs, model=model, store=store, config=JudgeConfig(concurrency=concurrency),
@@ -129,14 +122,12 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
         say(f"  {counts['judged']} judged ({counts['cached']} from the store), {counts['unjudged']} unjudged, "
             f"{counts['failed']} failed; {result.n_calls} judge calls")
 
-    with step("calibrate the judge against the human labels"):
+    with _step(say, "calibrate the judge against the human labels"):
         humans = read_human(human_path)
         judge = read_judge(details)
         report = agreement(judge.labels, humans.labels, expected=judge.expected,
                            annotations=humans.annotations or None, name="the demo judge",
                            model=judge.model or model, n_unjudged=judge.n_unjudged)
-        import dataclasses
-
         mapping = fit_mapping(judge.labels, humans.labels, expected=judge.expected)
         report = dataclasses.replace(report, mapping=mapping)
         audit = disagreements(judge.labels, humans.labels, info={**humans.info, **judge.info})
@@ -144,15 +135,13 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
         calibration.write_text(dumps({**report.to_dict(), "n_disagreements": len(audit)}) + "\n", encoding="utf-8")
         (out / "calibration.html").write_text(render_page([report], disagreements=[audit]), encoding="utf-8")
 
-    with step("merge human and judge labels (hybrid set)"):
+    with _step(say, "merge human and judge labels (hybrid set)"):
         judge_mapping = read_mapping(calibration)
         judge_in = read_judge_labels(details, mapping=judge_mapping)
         texts: dict[str, str] = {}
         for run in runs.values():
             texts.update(run.texts)
         human_qrels = read_qrels(human_path)
-        from relgrade.hybrid import read_human_labels
-
         hybrid = merge_labels(read_human_labels(human_path), judge_in.labels, texts=texts)
         write_hybrid(hybrid, out / "hybrid.jsonl")
         judge_qrels: dict[str, dict[str, int]] = {}
@@ -162,7 +151,7 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
     metrics = parse_metrics(None, KS)
     evaluations, estimates = {}, {}
     for name, run in runs.items():
-        with step(f"evaluate {name} against the golden set and with hybrid labels; PPI estimates"):
+        with _step(say, f"evaluate {name} against the golden set and with hybrid labels; PPI estimates"):
             evaluations[name] = evaluate(golden, run, metrics)
             _write_json(out / f"eval_{name}.json", evaluations[name].to_dict())
             _write_json(out / f"eval_{name}_hybrid.json", evaluate(hybrid.to_qrels(), run, metrics).to_dict())

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from relgrade.judge._call import Caller, FatalCallError, Halted, check_local
 from relgrade.judge._config import JudgeConfig
