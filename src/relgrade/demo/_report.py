@@ -176,8 +176,9 @@ def _gate(gate, evals: dict[str, dict]) -> str:
                    for r in gate.rows)
     html.append("<table><thead><tr><th>metric</th><th>baseline</th><th>candidate</th><th>change</th><th>verdict</th>"
                 f"</tr></thead><tbody>{rows}</tbody></table>")
-    if gate.reasons:
-        html.append("<ul>" + "".join(f"<li>{escape(r)}</li>" for r in gate.reasons) + "</ul>")
+    other = [r for r in gate.reasons if not r.startswith("leak:")]  # the leak sentence below says it in full
+    if other:
+        html.append("<ul>" + "".join(f"<li>{escape(r)}</li>" for r in other) + "</ul>")
     html.append(f"<p>{escape(leak_sentence(gate))}</p>")
     if gate.leaks:
         queries = {q["query_id"]: q.get("query") for ev in evals.values() for q in ev.get("leaks", [])}
