@@ -1,6 +1,6 @@
 """Seconds per judgment of the embedded local judge, with and without the prefix KV cache.
 
-Usage: ``python benchmarks/local_judge.py [--rounds 3] [--threads 2]``
+Usage: ``python benchmarks/local_judge.py [--rounds 3]`` (the model uses min(2, cores) threads)
 
 Judges 10 (query, passage) pairs of our own writing with the built-in ``local`` prompt
 (``prompts/local_fewshot.txt``, rendered by the judge core):

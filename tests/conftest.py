@@ -1,15 +1,77 @@
-"""Shared fixtures: the fake OpenAI-compatible server (tests/fakes/openai_server.py) and run files."""
+"""Shared fixtures: the fake OpenAI-compatible server (tests/fakes/openai_server.py) and run files.
+
+CI skip policy: under ``CI=true`` (``.ci/run``, GitHub Actions) a *required* test that skips is a
+failure, so CI cannot go green with a whole feature untested because chromium, the local model,
+ragas or PostgreSQL was missing. Required: tests marked ``required``, ``local_model``, ``browser`` or
+``postgres``, and any test or module whose skip reason names one of :data:`REQUIRED_DEPENDENCIES`.
+Outside CI such skips stay skips (a laptop without chromium can still run the rest).
+"""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 FAKES = Path(__file__).resolve().parent / "fakes" / "openai_server.py"
+
+REQUIRED_MARKERS = ("required", "local_model", "browser", "postgres")
+REQUIRED_DEPENDENCIES = ("chromium", "chromedriver", "selenium", "llama_cpp", "llama-cpp", "ragas", "postgresql",
+                         "postgres", "psycopg", "pg_ctl", "initdb", "nbclient", "nbformat")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "required: must run in CI (CI=true turns its skip into a failure)")
+    config.addinivalue_line("markers", "browser: drives headless Chromium (required in CI)")
+    config.addinivalue_line("markers", "postgres: needs a PostgreSQL server (required in CI)")
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() == "true"
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # (path, line, "Skipped: reason")
+        return str(longrepr[2])
+    return str(longrepr or "")
+
+
+def required_skip(reason: str, markers=()) -> bool:
+    """True when a skip with this reason (or of a test with these marker names) hides a required feature."""
+    text = reason.lower()
+    return any(m in REQUIRED_MARKERS for m in markers) or any(dep in text for dep in REQUIRED_DEPENDENCIES)
+
+
+def _fail(report, reason: str) -> None:
+    report.outcome = "failed"
+    report.longrepr = (f"CI=true: a required test was skipped ({reason.strip()}); install what it needs "
+                       "(see .ci/run) instead of letting CI pass without it")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if not (_in_ci() and report.skipped) or hasattr(report, "wasxfail"):
+        return
+    reason = _skip_reason(report)
+    if required_skip(reason, [m.name for m in item.iter_markers()]):
+        _fail(report, reason)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    report = outcome.get_result()
+    if _in_ci() and report.skipped:  # a module-level importorskip / skip(allow_module_level=True)
+        reason = _skip_reason(report)
+        if required_skip(reason):
+            _fail(report, reason)
 
 
 def load_fakes():

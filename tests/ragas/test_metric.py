@@ -82,3 +82,74 @@ def test_threshold_outside_the_scale_is_a_clear_error(server, tmp_path):
 
     with pytest.raises(InputError, match="threshold 4 is not inside the scale"):
         _metric(server, tmp_path, threshold=4)
+
+
+def _samples(n: int, k: int = 3) -> list[dict]:
+    return [{"user_input": f"shared session question {i}",
+             "retrieved_contexts": [f"context {i}.{j} [[grade={(i + j) % 4}]]" for j in range(k)]} for i in range(n)]
+
+
+def test_one_session_per_metric_concurrency_holds_across_samples(fakes, tmp_path, monkeypatch):
+    """concurrency=2 bounds the requests in flight for the whole batch, not per sample (8 samples x 3 contexts)."""
+    import asyncio
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    with fakes.FakeOpenAIServer(latency=0.05, lifetime=300) as server:
+        metric = _metric(server, tmp_path, config=fast_config(concurrency=2))
+        rows = _samples(8)
+        results = asyncio.run(metric.abatch_score(rows))
+        stats = server.stats()
+    assert stats["requests"] == 24
+    assert stats["max_in_flight"] <= 2  # per-sample engines would have had up to 16 in flight
+    assert metric.session.callers_built == 1
+    # grades (i + j) % 4, relevant = grade >= 2: the AP of each sample by hand
+    for i, result in enumerate(results):
+        rel = [int((i + j) % 4 >= 2) for j in range(3)]
+        assert result.value == pytest.approx(average_precision(rel))
+    assert sorted(r.user_input for r in metric.results) == sorted(r["user_input"] for r in rows)
+
+
+def test_max_cost_holds_for_the_whole_metric_not_per_sample(server, tmp_path, monkeypatch, caplog):
+    """A budget for about 3 calls: one sample alone is fully judged; 6 samples together make at most 3 calls."""
+    import asyncio
+
+    from relgrade.judge import load_prompt
+    from relgrade.judge._call import count_tokens, price_per_token
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    rows = _samples(6)
+    prompt = load_prompt("graded")
+    p_in, p_out = price_per_token(MODEL)
+    worst = max(count_tokens(MODEL, prompt.render(r["user_input"], c)) for r in rows for c in r["retrieved_contexts"])
+    max_cost = 3.5 * (worst * p_in + 256 * p_out)  # 256: JudgeConfig.max_tokens, reserved per call
+
+    alone = _metric(server, tmp_path / "alone", config=fast_config(concurrency=1, max_cost=max_cost))
+    (tmp_path / "alone").mkdir()
+    assert asyncio.run(alone.abatch_score(rows[:1]))[0].value == pytest.approx(average_precision([0, 0, 1]))
+    assert alone.results[0].judged == 3
+
+    server.reset()
+    metric = _metric(server, tmp_path, config=fast_config(concurrency=1, max_cost=max_cost))
+    with caplog.at_level(logging.WARNING, logger="relgrade.ragas"):
+        asyncio.run(metric.abatch_score(rows))
+    assert server.stats()["requests"] <= 3  # per-sample budgets would have paid all 18
+    judged = sum(r.judged for r in metric.results)
+    assert 1 <= judged <= 3 and metric.session.stopped == "max_cost"
+    assert metric.session.budget.spent <= max_cost
+    assert "max_cost reached" in caplog.text
+
+
+def test_the_modern_ascore_returns_a_metric_result(server, tmp_path, monkeypatch):
+    import asyncio
+
+    from ragas.metrics import MetricResult
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    metric = _metric(server, tmp_path)
+    result = asyncio.run(metric.ascore(user_input="q one", retrieved_contexts=ROWS[0]["retrieved_contexts"],
+                                       retrieved_context_ids=["a", "b", "c"]))
+    assert isinstance(result, MetricResult)
+    assert result.value == pytest.approx((1 + 2 / 3) / 2)
+    assert metric.results[-1].grades == (3, 0, 2)
+    assert metric.batch_score([{"user_input": "q three", "retrieved_contexts": ROWS[2]["retrieved_contexts"]}])[0].value \
+        == pytest.approx(0.5)

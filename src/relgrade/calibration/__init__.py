@@ -37,7 +37,7 @@ from relgrade.calibration._mapping import (
     fit_mapping,
     identity_mapping,
 )
-from relgrade.calibration._report import render_combination, render_page, render_sections
+from relgrade.calibration._report import render_combination, render_disagreements, render_page, render_sections
 from relgrade.calibration._sample import (
     DEFAULT_DESIGN,
     DESIGNS,
@@ -90,6 +90,7 @@ __all__ = [
     "read_human",
     "read_judge",
     "render_combination",
+    "render_disagreements",
     "render_page",
     "render_sections",
     "sample_pairs",

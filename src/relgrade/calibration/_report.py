@@ -143,11 +143,14 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], num: Sequence[
 def render_sections(
     report: CalibrationReport,
     *,
-    disagreements: Sequence[Disagreement] = (),
+    disagreements: Sequence[Disagreement] | None = (),
     max_disagreements: int = 200,
     text_chars: int = 600,
 ) -> str:
-    """HTML fragments (no ``<html>``/``<body>``) for one judge; reusable inside a larger report."""
+    """HTML fragments (no ``<html>``/``<body>``) for one judge; reusable inside a larger report.
+
+    ``disagreements=None`` leaves the audit table out (a larger report places
+    :func:`render_disagreements` itself)."""
     name = escape(report.judge)
     out = [f'<section class="calibration"><h2>Judge {name}'
            + (f' <span class="small">({escape(report.model)})</span>' if report.model else "") + "</h2>"]
@@ -187,22 +190,30 @@ def render_sections(
         out.append(_table(["judge grade", "mapped grade"], [[str(a), str(b)] for a, b in m.table().items()], num=(0, 1)))
     if report.notes:
         out.append("<h3>Notes</h3><ul>" + "".join(f"<li>{escape(n)}</li>" for n in report.notes) + "</ul>")
-    out.append(f"<h3>Disagreements for the human audit ({len(disagreements)})</h3>")
-    if disagreements:
-        shown = list(disagreements)[:max_disagreements]
-        rows = []
-        for d in shown:
-            text = d.text if len(d.text) <= text_chars else d.text[: text_chars - 1] + "…"
-            rows.append([escape(d.query_id) + (f"<br><span class='small'>{escape(d.query)}</span>" if d.query else ""),
-                         f"<span class='small'>{escape(d.doc_id)}</span>"
-                         + (f"<div class='chunk'>{escape(text)}</div>" if text else ""),
-                         str(d.human), str(d.judge), escape(d.reason)])
-        out.append(_table(["query", "chunk", "human", "judge", "reason"], rows, num=(2, 3)))
-        if len(disagreements) > len(shown):
-            out.append(f'<p class="small">{len(disagreements) - len(shown)} more not shown (largest gaps first).</p>')
-    else:
-        out.append("<p>None.</p>")
+    if disagreements is not None:
+        out.append(render_disagreements(disagreements, max_disagreements=max_disagreements, text_chars=text_chars))
     out.append("</section>")
+    return "\n".join(out)
+
+
+def render_disagreements(disagreements: Sequence[Disagreement], *, max_disagreements: int = 200,
+                         text_chars: int = 600) -> str:
+    """The human-audit table of judge/human disagreements (largest gaps first), capped at ``max_disagreements``."""
+    out = [f"<h3>Disagreements for the human audit ({len(disagreements)})</h3>"]
+    if not disagreements:
+        out.append("<p>None.</p>")
+        return "\n".join(out)
+    shown = list(disagreements)[:max_disagreements]
+    rows = []
+    for d in shown:
+        text = d.text if len(d.text) <= text_chars else d.text[: text_chars - 1] + "…"
+        rows.append([escape(d.query_id) + (f"<br><span class='small'>{escape(d.query)}</span>" if d.query else ""),
+                     f"<span class='small'>{escape(d.doc_id)}</span>"
+                     + (f"<div class='chunk'>{escape(text)}</div>" if text else ""),
+                     str(d.human), str(d.judge), escape(d.reason)])
+    out.append(_table(["query", "chunk", "human", "judge", "reason"], rows, num=(2, 3)))
+    if len(disagreements) > len(shown):
+        out.append(f'<p class="small">{len(disagreements) - len(shown)} more not shown (largest gaps first).</p>')
     return "\n".join(out)
 
 

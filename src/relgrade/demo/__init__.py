@@ -18,9 +18,9 @@ _DATA = ("corpus", "corpus_path", "corpus_records", "golden", "golden_path", "hu
 def __getattr__(name: str) -> Any:  # lazy: ``relgrade --help`` must not import numpy through here
     if name in _DATA:
         return getattr(importlib.import_module("relgrade.demo._data"), name)
-    if name == "run_demo":
-        return importlib.import_module("relgrade.demo._pipeline").run_demo
+    if name in ("DemoResult", "ending", "run_demo"):
+        return getattr(importlib.import_module("relgrade.demo._pipeline"), name)
     raise AttributeError(f"module 'relgrade.demo' has no attribute {name!r}")
 
 
-__all__ = [*_DATA, "run_demo"]
+__all__ = [*_DATA, "DemoResult", "ending", "run_demo"]

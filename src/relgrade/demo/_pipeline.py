@@ -1,8 +1,15 @@
 """The demo pipeline: retrieve → judge → calibrate → hybrid + PPI → evaluate → gate → report.
 
-Every step runs the same public command a user would run (``relgrade judge``, ``calibrate``,
-``hybrid``, ``estimate``, ``evaluate``, ``gate``), so the demo exercises exactly the code paths of
-the CLI; their full output goes to ``DIR/demo.log`` and every intermediate file stays in ``DIR``.
+Every step calls the public Python API (:func:`relgrade.judge.judge_pairs`,
+:func:`relgrade.calibration.agreement` and :func:`~relgrade.calibration.fit_mapping`,
+:func:`relgrade.hybrid.merge_labels` and :func:`~relgrade.hybrid.estimate`,
+:func:`relgrade.evaluate`, :func:`relgrade.gate`); the files each step would hand to the next
+command (runs, judge qrels and details, calibration JSON, hybrid labels, reports) are written to
+``DIR`` so a user can re-run any step with the CLI. The report reads the gate's own
+:class:`~relgrade.GateResult`; nothing is recomputed beside the library.
+
+Judgments go to the default store (``.relgrade/judgments.sqlite`` of the working directory), not into
+``DIR``: a second demo into another directory reuses them and calls nothing.
 """
 
 from __future__ import annotations
@@ -13,104 +20,174 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Iterator
 
 from relgrade._errors import InputError
+
+GATE_METRIC = "recall@5"
+GATE_MAX_DROP = 0.02
+KS = (5, 10)
 
 
 @dataclass(frozen=True)
 class DemoResult:
+    """Paths of the demo's outputs, its summary (``summary.json``), the gate's result and the judging counts."""
+
     out: Path
     report: Path
     summary: Path
     data: dict
+    gate: Any  # relgrade.GateResult
+    store: Path
+    judge_calls: int
 
 
-def _step(log_path: Path, say: Callable[[str], None], title: str, argv: list[str], ok=(0,)) -> int:
-    from relgrade.cli import main
-
-    say(f"  {title} ...")
-    start = time.perf_counter()
-    with open(log_path, "a", encoding="utf-8") as log:
-        log.write(f"\n$ relgrade {' '.join(argv)}\n")
-        log.flush()
-        with contextlib.redirect_stdout(log):
-            code = main(argv)
-    if code not in ok:
-        raise InputError(f"demo step '{title}' failed (exit {code}); see {log_path}")
-    say(f"  {title}: done in {time.perf_counter() - start:.1f} s")
-    return code
+def _write_json(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+    return path
 
 
-def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, depth: int = 5, concurrency: int | None = None,
-             say: Callable[[str], None] = print) -> DemoResult:
-    """Run the whole pipeline on the bundled data into ``out``; returns the paths and the summary."""
-    from relgrade.demo import _data
-
-    out = Path(out)
+def _writable_dir(out: Path, what: str) -> None:
     if out.exists() and not out.is_dir():
-        raise InputError(f"--out {out}: that is a file, not a directory; give a new or existing directory")
+        raise InputError(f"{what} {out}: that is a file, not a directory; give a new or existing directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(f"--out {out}: cannot create the directory ({exc.strerror}); choose another path") from None
-    log = out / "demo.log"
-    log.write_text("relgrade demo log\n", encoding="utf-8")
-    model = model or "local/gemma3-270m"
-    local = model.startswith("local/")
+        raise InputError(f"{what} {out}: cannot create the directory ({exc.strerror}); choose another path") from None
+
+
+@contextlib.contextmanager
+def _step(say: Callable[[str], None], title: str) -> Iterator[None]:
+    say(f"  {title} ...")
+    start = time.perf_counter()
+    yield
+    say(f"  {title}: done in {time.perf_counter() - start:.1f} s")
+
+
+def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, depth: int = 5,
+             concurrency: int | None = None, store: str | Path | None = None, say: Callable[[str], None] = print,
+             progress: Callable[[int], Any] | None = None) -> DemoResult:
+    """Run the whole pipeline on the bundled data into ``out``; return the paths, summary and gate result.
+
+    ``store``: the judgment store (default :data:`relgrade.judge.DEFAULT_STORE`, shared by every demo
+    run from this directory). ``progress(total)`` builds the judge's ``on_progress`` callback (with a
+    ``close()``); default :class:`relgrade.judge._progress.Progress` (tqdm on a terminal, else a line
+    every 5 s on stderr).
+    """
+    import dataclasses
+
+    from relgrade import evaluate, gate, read_qrels, read_run
+    from relgrade.calibration import agreement, disagreements, fit_mapping, read_human, read_judge, render_page
+    from relgrade.calibration._inputs import dumps
+    from relgrade.demo import _data
+    from relgrade.hybrid import (
+        estimate, merge_labels, read_human_labels, read_judge_labels, read_mapping, write_hybrid,
+    )
+    from relgrade.judge import DEFAULT_MODEL, DEFAULT_STORE, JudgeConfig, judge_pairs, pool
+    from relgrade.judge._cli import _write_outputs, details_path
+    from relgrade.judge._progress import Progress
+    from relgrade.metrics import parse_metrics
+
+    out = Path(out)
+    _writable_dir(out, "--out")
+    store = Path(store) if store is not None else DEFAULT_STORE
+    _writable_dir(store.parent, "the judgment store's folder")
+    model = model or DEFAULT_MODEL
     if concurrency is None:
-        concurrency = 1 if local else 16
+        concurrency = 1 if model.startswith("local/") else 16
 
     say(f"relgrade demo: bundled product docs, judge {model}")
-    runs = {name: Path(p) for name, p in _data.write_runs(out / "runs", k=10).items()}
-    names = list(runs)
-    baseline, candidate = names[0], names[1]
-    golden = out / "golden.jsonl"
-    human = out / "human_labels.csv"
-    shutil.copyfile(_data.golden_path(), golden)
-    shutil.copyfile(_data.human_labels_path(), human)
+    say(f"  judgments are stored in {store}; a re-run with this store, into any --out, reuses them")
+    paths = _data.write_runs(out / "runs", k=10)
+    runs = {name: read_run(p, name=name) for name, p in paths.items()}
+    baseline, candidate = list(runs)
+    golden_path, human_path = out / "golden.jsonl", out / "human_labels.csv"
+    shutil.copyfile(_data.golden_path(), golden_path)
+    shutil.copyfile(_data.human_labels_path(), human_path)
+    golden = read_qrels(golden_path)
     say(f"  retrieved with {baseline} (baseline) and {candidate} (candidate) -> {out / 'runs'}")
 
     judged = out / "judge.qrels"
-    details = out / "judge.qrels.details.jsonl"
-    judge_argv = ["judge", *sum((["--run", str(p)] for p in runs.values()), []), "--model", model,
-                  "--depth", str(depth), "--concurrency", str(concurrency), "--store", str(out / "judgments.sqlite"),
-                  "--out", str(judged)]
-    _step(log, say, f"judge the top {depth} of both runs", judge_argv, ok=(0, 1))
+    details = details_path(judged)
+    pairs = pool(list(runs.values()), depth)
+    with _step(say, f"judge the top {depth} of both runs ({len(pairs)} pairs)"):
+        on_progress = (progress or Progress)(len(pairs))
+        try:
+            result = judge_pairs(pairs, model=model, store=store, config=JudgeConfig(concurrency=concurrency),
+                                 on_progress=on_progress)
+        finally:
+            on_progress.close()
+        _write_outputs(result, str(judged))
+        counts = result.counts()
+        say(f"  {counts['judged']} judged ({counts['cached']} from the store), {counts['unjudged']} unjudged, "
+            f"{counts['failed']} failed; {result.n_calls} judge calls")
 
-    calibration = out / "calibration.json"
-    _step(log, say, "calibrate the judge against the human labels",
-          ["calibrate", "--judge", str(details), "--human", str(human), "--json", str(calibration),
-           "--report", str(out / "calibration.html")])
+    with _step(say, "calibrate the judge against the human labels"):
+        humans = read_human(human_path)
+        judge = read_judge(details)
+        report = agreement(judge.labels, humans.labels, expected=judge.expected,
+                           annotations=humans.annotations or None, name="the demo judge",
+                           model=judge.model or model, n_unjudged=judge.n_unjudged)
+        mapping = fit_mapping(judge.labels, humans.labels, expected=judge.expected)
+        report = dataclasses.replace(report, mapping=mapping)
+        audit = disagreements(judge.labels, humans.labels, info={**humans.info, **judge.info})
+        calibration = out / "calibration.json"
+        calibration.write_text(dumps({**report.to_dict(), "n_disagreements": len(audit)}) + "\n", encoding="utf-8")
+        (out / "calibration.html").write_text(render_page([report], disagreements=[audit]), encoding="utf-8")
 
-    hybrid = out / "hybrid.jsonl"
-    _step(log, say, "merge human and judge labels (hybrid set)",
-          ["hybrid", "--human", str(human), "--judge", str(details), *sum((["--run", str(p)] for p in runs.values()), []),
-           "--mapping", str(calibration), "--out", str(hybrid)])
+    with _step(say, "merge human and judge labels (hybrid set)"):
+        judge_mapping = read_mapping(calibration)
+        judge_in = read_judge_labels(details, mapping=judge_mapping)
+        texts: dict[str, str] = {}
+        for run in runs.values():
+            texts.update(run.texts)
+        human_qrels = read_qrels(human_path)
+        hybrid = merge_labels(read_human_labels(human_path), judge_in.labels, texts=texts)
+        write_hybrid(hybrid, out / "hybrid.jsonl")
+        judge_qrels: dict[str, dict[str, int]] = {}
+        for lab in judge_in.labels:
+            judge_qrels.setdefault(lab.query_id, {})[lab.doc_id] = lab.grade
 
+    metrics = parse_metrics(None, KS)
     evaluations, estimates = {}, {}
-    for name, path in runs.items():
-        evaluations[name] = out / f"eval_{name}.json"
-        _step(log, say, f"evaluate {name} against the golden set",
-              ["evaluate", "--run", str(path), "--qrels", str(golden), "--k", "5", "--k", "10",
-               "--json", str(evaluations[name])])
-        _step(log, say, f"evaluate {name} with hybrid labels",
-              ["evaluate", "--run", str(path), "--qrels", str(hybrid), "--k", "5", "--k", "10",
-               "--json", str(out / f"eval_{name}_hybrid.json")])
-        estimates[name] = out / f"estimate_{name}.json"
-        _step(log, say, f"PPI estimates for {name}",
-              ["estimate", "--run", str(path), "--human", str(human), "--judge", str(details), "--k", "5",
-               "--k", "10", "--mapping", str(calibration), "--json", str(estimates[name])])
+    for name, run in runs.items():
+        with _step(say, f"evaluate {name} against the golden set and with hybrid labels; PPI estimates"):
+            evaluations[name] = evaluate(golden, run, metrics)
+            _write_json(out / f"eval_{name}.json", evaluations[name].to_dict())
+            _write_json(out / f"eval_{name}_hybrid.json", evaluate(hybrid.to_qrels(), run, metrics).to_dict())
+            estimates[name] = estimate(run, human_qrels, judge_qrels, metrics, forbidden=golden)
+            _write_json(out / f"estimate_{name}.json", estimates[name].to_dict())
 
-    gate_code = _step(log, say, f"gate {candidate} against {baseline}",
-                      ["gate", "--baseline", str(evaluations[baseline]), "--current", str(evaluations[candidate]),
-                       "--metric", "recall@5", "--max-drop", "0.02"], ok=(0, 1))
+    gate_result = gate(evaluations[baseline], evaluations[candidate], metrics=[GATE_METRIC], max_drop=GATE_MAX_DROP,
+                       names=(baseline, candidate))
+    _write_json(out / "gate.json", gate_result.to_dict())
+    say(f"  gate {candidate} against {baseline}: {'pass' if gate_result.passed else 'FAIL'}")
 
     from relgrade.demo._report import build_report
 
-    data = build_report(out, runs=runs, baseline=baseline, candidate=candidate, model=model, details=details,
-                        human=human, calibration=calibration, evaluations=evaluations, estimates=estimates,
-                        gate_code=gate_code)
-    summary = out / "summary.json"
-    summary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return DemoResult(out, out / "report.html", summary, data)
+    data = build_report(out, baseline=baseline, candidate=candidate, model=model, calibration=report, audit=audit,
+                        evaluations=evaluations, estimates=estimates, gate=gate_result, details=details, store=store)
+    summary = _write_json(out / "summary.json", data)
+    return DemoResult(out, out / "report.html", summary, data, gate_result, store, result.n_calls)
+
+
+
+def ending(result: DemoResult) -> list[str]:
+    """The lines ``relgrade demo`` ends with (the README quotes them; tests/demo_pipeline checks they match)."""
+    from relgrade.demo._report import leak_sentence
+
+    d, gate = result.data, result.gate
+    lines = [f"judge {d['model']}: {d['calibration']['verdict']}"]
+    for name, ev in d["runs"].items():
+        r5, ci = ev["recall@5"], ev["recall@5"]["ci95"]
+        lines.append(f"{name:<8} recall@5 {r5['value']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]  "
+                     f"ndcg@10 {ev['ndcg@10']['value']:.3f}  leaks {ev['leaks']}")
+    lines.append(f"gate {gate.current} vs {gate.baseline}: {'pass' if gate.passed else 'FAIL'}")
+    if gate.leaks:
+        lines.append(f"  {leak_sentence(gate)}")
+    lines += [f"report    {result.report}", f"summary   {result.summary}",
+              f"judgments {result.store} (a re-run into any --out reuses them: 0 judge calls)"]
+    return lines
+
+
+__all__ = ["DemoResult", "ending", "run_demo"]

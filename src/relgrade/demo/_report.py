@@ -1,17 +1,22 @@
 """The demo's one-file HTML report and its ``summary.json`` data.
 
-Self-contained: inline CSS and SVG, no script, nothing fetched. Every text from the data (queries,
-chunks, reasons) is escaped; the calibration sections come from :mod:`relgrade.calibration`.
+Order: what to conclude first (verdict cards, the gate with its leaks, the metrics, the failed
+queries), then the judge's calibration, and last the long audit table of judge/human disagreements,
+collapsed. Every number comes from the library's own results: the gate from
+:class:`relgrade.GateResult`, agreement from :class:`relgrade.calibration.CalibrationReport`, metrics
+from :class:`relgrade.EvalReport` and :class:`relgrade.hybrid.EstimateReport`. Self-contained:
+inline CSS and SVG, no script, nothing fetched; every text from the data is escaped.
 """
 
 from __future__ import annotations
 
-import json
 from html import escape
 from pathlib import Path
 from typing import Any
 
 METRICS = ("recall@5", "recall@10", "mrr", "ndcg@5", "ndcg@10", "precision@5")
+MAX_DISAGREEMENTS = 40
+UNRELIABLE_BANDS = ("undefined", "poor", "slight", "fair")  # verdicts that say "do not use judge labels (alone)"
 
 CSS_EXTRA = """
 .hero{display:flex;gap:1rem;flex-wrap:wrap;margin:1rem 0}
@@ -21,15 +26,12 @@ CSS_EXTRA = """
 .badge{display:inline-block;padding:.1rem .5rem;border-radius:4px;font-weight:600}
 .badge.pass{background:#e3f4e8}.badge.fail{background:#fde7e5}
 nav a{margin-right:1rem}
+dl.cols dt{font-weight:600;margin-top:.3rem}dl.cols dd{margin-left:1.2rem}
+details>summary{cursor:pointer;font-weight:600;margin:.6rem 0}
 """
 
 
-def _load(path: Path) -> dict:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
-
-
-def _ci(est: dict) -> str:
-    ci = est.get("ci95")
+def _ci(ci) -> str:
     return "" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
@@ -43,110 +45,164 @@ def _bar(value: float, lo: float | None, hi: float | None, width: int = 160) -> 
     return "".join(parts)
 
 
-def _metrics_table(evals: dict[str, dict], estimates: dict[str, dict]) -> str:
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def judge_unreliable(calibration) -> bool:
+    """True when the verdict says not to use the judge's labels (alone): κ band poor/slight/fair or undefined."""
+    return calibration.verdict.band in UNRELIABLE_BANDS
+
+
+def _metrics_table(evals: dict[str, dict]) -> str:
     names = list(evals)
-    head = "<tr><th>metric</th>" + "".join(f"<th>{escape(n)} (golden set, 95% CI)</th><th></th>" for n in names) + "</tr>"
+    head = "<tr><th>metric</th>" + "".join(f"<th>{escape(n)}: mean (95% CI)</th><th></th>" for n in names) + "</tr>"
     rows = []
     for m in METRICS:
         cells = [f"<td>{escape(m)}</td>"]
         for n in names:
             est = evals[n]["aggregate"].get(m)
             if est is None:
-                cells.append("<td></td><td></td>")
+                cells.append("<td>n/a</td><td></td>")
                 continue
             ci = est.get("ci95") or [None, None]
-            cells.append(f'<td class="num">{est["value"]:.3f} <span class="small">{_ci(est)}</span></td><td>{_bar(est["value"], *ci)}</td>')
+            cells.append(f'<td class="num">{est["value"]:.3f} <span class="small">{_ci(est.get("ci95"))}</span></td>'
+                         f'<td>{_bar(est["value"], *ci)}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    out = [f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"]
-    out.append("<h3>Prediction-powered estimates (human subset + judge on every query)</h3>")
-    head = "<tr><th>run</th><th>metric</th><th>PPI++ (95% CI)</th><th>human only (95% CI)</th><th>judge only</th><th>judge worth</th></tr>"
+    n_q = {n: evals[n]["n_queries"] for n in names}
+    return (f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
+            "<p class='small'>Against the golden set's expected documents. Mean over the queries that have a "
+            f"relevant document ({', '.join(f'{escape(n)}: {q}' for n, q in n_q.items())}); the 95% CI is a "
+            "bootstrap over queries, drawn as the light bar around the dot on a 0–1 axis.</p>")
+
+
+def _ppi_table(estimates: dict[str, Any], calibration) -> str:
+    unreliable = judge_unreliable(calibration)
+    show_worth = not unreliable
+    head = ["run", "metric", "PPI++ (95% CI)", "human only (95% CI)", "judge only"]
+    if show_worth:
+        head.append("judge worth")
+    rows, notes = [], []
+    for n, rep in estimates.items():
+        for m, e in rep.estimates.items():
+            cells = [escape(n), escape(m), f"{e.ppi:.3f} <span class='small'>{_ci(e.ppi_ci95)}</span>",
+                     f"{e.human_only:.3f} <span class='small'>{_ci(e.human_ci95)}</span>", f"{e.judge_only:.3f}"]
+            degenerate = e.ppi_ci95[1] - e.ppi_ci95[0] <= 0 or e.effective_n is None
+            if show_worth:
+                cells.append("n/a (zero-width interval)" if degenerate else
+                             f"{e.effective_n:.0f} queries (of {e.n_labeled} labeled)")
+            if e.note:
+                notes.append(f"{n} {m}: {e.note}")
+            rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    n_labeled = next(iter(estimates.values())).labeled if estimates else ()
+    cols = [
+        ("PPI++", "prediction-powered estimate: the judge's value on every query, corrected by the human–judge "
+                  f"difference on the {len(n_labeled)} human-labeled queries (Angelopoulos et al. 2023, power-tuned). "
+                  "Valid only if the labeled queries are a random sample; the interval is honest even for a bad "
+                  "judge (it then stays as wide as the human-only one)."),
+        ("human only", "the mean over the human-labeled queries alone, with its classical 95% interval."),
+        ("judge only", "the mean if the judge's grades were taken as truth on every query: no interval, and "
+                       "biased by whatever the judge gets wrong."),
+    ]
+    if show_worth:
+        cols.append(("judge worth", "how many human-labeled queries the human-only interval would need to be as "
+                                    "narrow as the PPI++ one (n × (human width / PPI width)²); n/a when the "
+                                    "interval has zero width."))
+    else:
+        cols.append(("no “judge worth” column", "the calibration verdict says not to use this judge's labels "
+                     f"(κ band {escape(calibration.verdict.band)}), so what it would save is not shown; its PPI++ "
+                     "intervals are still valid but gain nothing over human-only ones."))
+    legend = "<dl class='cols'>" + "".join(f"<dt>{escape(t)}</dt><dd>{d}</dd>" for t, d in cols) + "</dl>"
+    note_html = ("<details><summary>Notes on degenerate intervals (" + str(len(notes)) + ")</summary><ul>"
+                 + "".join(f"<li>{escape(x)}</li>" for x in notes) + "</ul></details>") if notes else ""
+    return (f"<table><thead><tr>{''.join(f'<th>{escape(h)}</th>' for h in head)}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>{legend}{note_html}")
+
+
+def _no_answer_rows(na: list[dict]) -> str:
+    has_score = any(r.get("top_score") is not None for r in na)
+    head = "<th>query</th><th>text</th><th>what the retriever returned first</th>" + ("<th>score</th>" if has_score else "")
     rows = []
-    for n, est in estimates.items():
-        for m, e in est["aggregate"].items():
-            worth = e.get("effective_human_queries")
-            worth_text = "n/a" if worth is None else f"{worth:.0f} queries (of {e['human_only']['n_queries']} labeled)"
-            rows.append(f"<tr><td>{escape(n)}</td><td>{escape(m)}</td><td class='num'>{e['ppi']['value']:.3f} "
-                        f"<span class='small'>{_ci(e['ppi'])}</span></td><td class='num'>{e['human_only']['value']:.3f} "
-                        f"<span class='small'>{_ci(e['human_only'])}</span></td><td class='num'>{e['judge_only']['value']:.3f}</td>"
-                        f"<td>{escape(worth_text)}</td></tr>")
-    out.append(f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>")
-    return "".join(out)
-
-
-def _score(value) -> str:
-    return "" if value is None else f"{value:.3f}"
+    for r in na:
+        top = "nothing retrieved" if r.get("top_doc") is None else escape(str(r["top_doc"]))
+        cells = f"<td>{escape(str(r['query_id']))}</td><td>{escape(r.get('query') or '')}</td><td>{top}</td>"
+        if has_score:
+            cells += ("<td>n/a</td>" if r.get("top_score") is None else f"<td class='num'>{r['top_score']:.3f}</td>")
+        rows.append(f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
 def _failures(evals: dict[str, dict]) -> str:
     out = []
     for n, ev in evals.items():
         fails = ev.get("failures", [])
-        out.append(f"<h3>{escape(n)}: {len(fails)} failed queries (no relevant doc in the top 5)</h3>")
-        if not fails:
+        k = ev.get("settings", {}).get("failure_k", 5)
+        out.append(f"<h3>{escape(n)}: {_plural(len(fails), 'failed query', 'failed queries')} "
+                   f"(no relevant document in the top {k})</h3>")
+        if fails:
+            rows = "".join(
+                f"<tr><td>{escape(str(f['query_id']))}</td><td>{escape(f.get('query') or '')}</td>"
+                f"<td>{escape(', '.join(f['expected']))}</td><td>{escape(', '.join(f['got']))}</td></tr>" for f in fails)
+            out.append("<table><thead><tr><th>query</th><th>text</th><th>expected (golden set)</th>"
+                       f"<th>got (top {k})</th></tr></thead><tbody>{rows}</tbody></table>")
+        else:
             out.append("<p>None.</p>")
-            continue
-        rows = "".join(
-            f"<tr><td>{escape(str(f['query_id']))}</td><td>{escape(f.get('query') or '')}</td>"
-            f"<td>{escape(', '.join(f['expected']))}</td><td>{escape(', '.join(f['got']))}</td></tr>" for f in fails)
-        out.append(f"<table><thead><tr><th>query</th><th>text</th><th>expected</th><th>got (top 5)</th></tr></thead><tbody>{rows}</tbody></table>")
         na = ev.get("no_answer", [])
         if na:
-            rows = "".join(f"<tr><td>{escape(str(r['query_id']))}</td><td>{escape(r.get('query') or '')}</td>"
-                           f"<td>{escape(str(r.get('top_doc')))}</td><td class='num'>{_score(r.get('top_score'))}</td></tr>" for r in na)
-            out.append(f"<p class='small'>{len(na)} no-answer queries (kept out of the means); what the retriever still returned first:</p>"
-                       f"<table><thead><tr><th>query</th><th>text</th><th>top doc</th><th>score</th></tr></thead><tbody>{rows}</tbody></table>")
+            out.append(f"<p class='small'>{_plural(len(na), 'no-answer query', 'no-answer queries')} (the golden set "
+                       "has no relevant document for them, so they are kept out of the means):</p>" + _no_answer_rows(na))
     return "".join(out)
 
 
-def _gate(baseline: str, candidate: str, evals: dict[str, dict], code: int) -> tuple[str, dict]:
-    b = evals[baseline]["aggregate"]["recall@5"]["value"]
-    c = evals[candidate]["aggregate"]["recall@5"]["value"]
-    leaks = evals[candidate].get("leaks", [])
-    result = "pass" if code == 0 else "FAIL"
-    reasons = []
-    if b - c > 0.02 + 1e-12:
-        reasons.append(f"recall@5 dropped {b - c:.3f} (> 0.02)")
-    if leaks:
-        reasons.append(f"{len(leaks)} leaks of forbidden documents")
-    html = [f'<p><span class="badge {"pass" if code == 0 else "fail"}">gate: {result}</span> '
-            f"{escape(candidate)} vs {escape(baseline)}: recall@5 {b:.3f} → {c:.3f}"
-            + (f"; {escape('; '.join(reasons))}" if reasons else "") + "</p>"]
-    if leaks:
-        rows = "".join(f"<tr><td>{escape(str(r['query_id']))}</td><td>{escape(r.get('query') or '')}</td>"
-                       f"<td>{escape(r['doc_id'])}</td><td class='num'>{r['rank']}</td></tr>" for r in leaks)
-        html.append(f"<table><thead><tr><th>query</th><th>text</th><th>forbidden doc</th><th>rank</th></tr></thead><tbody>{rows}</tbody></table>")
-    data = {"baseline": baseline, "current": candidate, "result": result, "exit_code": code, "reasons": reasons,
-            "recall@5": {"baseline": b, "current": c}, "leaks": len(leaks)}
-    return "".join(html), data
+def leak_sentence(gate) -> str:
+    """What the candidate leaks, counted: documents, distinct documents, queries."""
+    leaks = gate.leaks
+    if not leaks:
+        return f"{gate.current} retrieves no forbidden document."
+    docs = {x["doc_id"] for x in leaks}
+    queries = {x["query_id"] for x in leaks}
+    return (f"{gate.current} retrieves {_plural(len(leaks), 'forbidden document', 'forbidden documents')} "
+            f"({_plural(len(docs), 'distinct chunk', 'distinct chunks')} private to another tenant) in the top 10 of "
+            f"{_plural(len(queries), 'tenant query', 'tenant queries')}.")
 
 
-def build_report(out: Path, *, runs, baseline, candidate, model, details, human, calibration, evaluations, estimates,
-                 gate_code) -> dict[str, Any]:
+def _gate(gate, evals: dict[str, dict]) -> str:
+    html = [f'<p><span class="badge {"pass" if gate.passed else "fail"}">gate: {"pass" if gate.passed else "FAIL"}</span> '
+            f"{escape(gate.current)} (candidate) against {escape(gate.baseline)} (baseline); rule: "
+            f"{escape(gate.rule)} on {escape(', '.join(r.metric for r in gate.rows))}, and no forbidden document "
+            "in the top 10.</p>"]
+    rows = "".join(f"<tr><td>{escape(r.metric)}</td><td class='num'>{r.baseline:.3f}</td><td class='num'>{r.current:.3f}"
+                   f"</td><td class='num'>{r.change:+.3f}</td><td>{'ok' if r.passed else 'FAIL: regression'}</td></tr>"
+                   for r in gate.rows)
+    html.append("<table><thead><tr><th>metric</th><th>baseline</th><th>candidate</th><th>change</th><th>verdict</th>"
+                f"</tr></thead><tbody>{rows}</tbody></table>")
+    other = [r for r in gate.reasons if not r.startswith("leak:")]  # the leak sentence below says it in full
+    if other:
+        html.append("<ul>" + "".join(f"<li>{escape(r)}</li>" for r in other) + "</ul>")
+    html.append(f"<p>{escape(leak_sentence(gate))}</p>")
+    if gate.leaks:
+        queries = {q["query_id"]: q.get("query") for ev in evals.values() for q in ev.get("leaks", [])}
+        rows = "".join(f"<tr><td>{escape(str(r['query_id']))}</td><td>{escape(queries.get(r['query_id']) or '')}</td>"
+                       f"<td>{escape(r['doc_id'])}</td><td class='num'>{r['rank']}</td></tr>" for r in gate.leaks)
+        html.append("<table><thead><tr><th>query</th><th>text</th><th>forbidden document</th><th>rank</th></tr></thead>"
+                    f"<tbody>{rows}</tbody></table>")
+    return "".join(html)
+
+
+def build_report(out: Path, *, baseline, candidate, model, calibration, audit, evaluations, estimates, gate, details,
+                 store) -> dict[str, Any]:
     """Write ``out/report.html``; return the data for ``summary.json``."""
-    from relgrade.calibration import agreement, disagreements, read_human, read_judge, render_sections
+    from relgrade.calibration import render_disagreements, render_sections
     from relgrade.calibration._report import CSS
 
-    evals = {n: _load(p) for n, p in evaluations.items()}
-    ests = {n: _load(p) for n, p in estimates.items()}
-    cal = _load(calibration)
-    humans = read_human(human)
-    judge = read_judge(details)
-    report = agreement(judge.labels, humans.labels, expected=judge.expected, annotations=humans.annotations or None,
-                       name="the demo judge", model=judge.model or model, n_unjudged=judge.n_unjudged)
-    if "mapping" in cal:
-        import dataclasses
-
-        from relgrade.calibration import GradeMapping
-
-        report = dataclasses.replace(report, mapping=GradeMapping.from_dict(cal["mapping"]))
-    audit = disagreements(judge.labels, humans.labels, info={**humans.info, **judge.info})
-    gate_html, gate_data = _gate(baseline, candidate, evals, gate_code)
-    kappa = cal["kappa"]
-    cards = [("judge κ vs humans", f"{kappa['value']:.2f}", _ci(kappa))]
-    for n in runs:
+    evals = {n: r.to_dict() for n, r in evaluations.items()}
+    kappa = calibration.kappa
+    result = "pass" if gate.passed else "FAIL"
+    cards = [("judge κ vs humans (95% CI)", f"{kappa.value:.2f}", _ci(kappa.ci95) + f" · {calibration.verdict.band}")]
+    for n in evals:
         r5 = evals[n]["aggregate"]["recall@5"]
-        cards.append((f"{n} recall@5", f"{r5['value']:.2f}", _ci(r5)))
-    cards.append(("gate", gate_data["result"], "; ".join(gate_data["reasons"]) or "no regression"))
+        cards.append((f"{n} recall@5 (95% CI)", f"{r5['value']:.2f}", _ci(r5.get("ci95"))))
+    cards.append(("gate", result, "; ".join(gate.reasons) or "no regression, no leak"))
     hero = "".join(f'<div class="card"><div class="small">{escape(t)}</div><div class="big'
                    + (" fail" if v == "FAIL" else " pass" if v == "pass" else "") + f'">{escape(v)}</div>'
                    f'<div class="small">{escape(s)}</div></div>' for t, v, s in cards)
@@ -155,30 +211,45 @@ def build_report(out: Path, *, runs, baseline, candidate, model, details, human,
         local_note = ('<p class="warn">The judge is the embedded local model (Gemma 3 270M base): a plumbing default '
                       "that runs anywhere offline, with near-zero agreement with human labels. Re-run with "
                       "<code>--model openai/gpt-4o-mini</code> (or any litellm model) for judgments worth using.</p>")
+    verdict = (f"<p><b>Verdict.</b> The gate {'passes' if gate.passed else 'fails'}: "
+               + escape("; ".join(gate.reasons) if gate.reasons else "no regression and no leak")
+               + f". Judge: {escape(calibration.verdict.text)}.</p>")
     page = f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>relgrade demo report</title><style>{CSS}{CSS_EXTRA}</style></head><body>
 <h1>relgrade demo report</h1>
 <p class="small">Bundled product documentation, {len(evals[baseline]['per_query'])} answerable queries, two retriever
-configurations: <b>{escape(baseline)}</b> (baseline) and <b>{escape(candidate)}</b> (candidate). Judge: <code>{escape(model)}</code>.</p>
+configurations: <b>{escape(baseline)}</b> (baseline, with the tenant filter) and <b>{escape(candidate)}</b> (candidate,
+without it). Judge: <code>{escape(model)}</code>.</p>
 {local_note}
 <div class="hero">{hero}</div>
-<nav><a href="#metrics">Metrics</a><a href="#gate">Gate</a><a href="#calibration">Calibration</a><a href="#failures">Failures</a></nav>
-<h2 id="metrics">Retrieval metrics</h2>{_metrics_table(evals, ests)}
-<h2 id="gate">CI gate (recall@5, max drop 0.02, no leaks)</h2>{gate_html}
-<div id="calibration">{render_sections(report, disagreements=audit, max_disagreements=40)}</div>
+{verdict}
+<nav><a href="#gate">Gate</a><a href="#metrics">Metrics</a><a href="#failures">Failures</a><a href="#ppi">PPI</a>
+<a href="#calibration">Calibration</a><a href="#audit">Disagreements</a></nav>
+<h2 id="gate">CI gate</h2>{_gate(gate, evals)}
+<h2 id="metrics">Retrieval metrics (golden set)</h2>{_metrics_table(evals)}
 <h2 id="failures">Failure analysis</h2>{_failures(evals)}
-<p class="small">Generated by relgrade. Every file behind these numbers is in {escape(str(out))}.</p>
+<h2 id="ppi">Prediction-powered estimates (human labels on some queries + the judge on all)</h2>{_ppi_table(estimates, calibration)}
+<div id="calibration">{render_sections(calibration, disagreements=None)}</div>
+<h2 id="audit">Disagreements for the human audit</h2>
+<details><summary>{len(audit)} pairs where the judge and the humans disagree (largest gaps first; the first
+{min(len(audit), MAX_DISAGREEMENTS)} shown)</summary>{render_disagreements(audit, max_disagreements=MAX_DISAGREEMENTS, text_chars=300)}</details>
+<p class="small">Generated by relgrade. Every file behind these numbers is in {escape(str(out))}; judgments in {escape(str(store))}.</p>
 </body></html>
 """
     (out / "report.html").write_text(page, encoding="utf-8")
     return {
         "model": model,
-        "calibration": {"kappa": kappa, "kappa_quadratic": cal.get("kappa_quadratic"), "verdict": cal["verdict"]["text"],
-                        "n_pairs": cal["n_pairs"], "n_queries": cal["n_queries"]},
+        "calibration": {"kappa": kappa.to_dict(), "kappa_quadratic": calibration.kappa_quadratic.to_dict(),
+                        "verdict": calibration.verdict.text, "band": calibration.verdict.band,
+                        "n_pairs": calibration.n_pairs, "n_queries": calibration.n_queries},
         "runs": {n: {**{m: evals[n]["aggregate"][m] for m in METRICS if m in evals[n]["aggregate"]},
-                     "leaks": len(evals[n].get("leaks", [])), "failures": len(evals[n].get("failures", []))} for n in runs},
-        "ppi": {n: ests[n]["aggregate"] for n in ests},
-        "gate": gate_data,
+                     "leaks": len(evals[n].get("leaks") or []), "failures": len(evals[n].get("failures", []))}
+                 for n in evals},
+        "ppi": {n: rep.to_dict()["aggregate"] for n, rep in estimates.items()},
+        "gate": gate.to_dict(),
         "files": {"report": str(out / "report.html"), "calibration_report": str(out / "calibration.html"),
-                  "judge_details": str(details)},
+                  "judge_details": str(details), "store": str(store)},
     }
+
+
+__all__ = ["build_report", "judge_unreliable", "leak_sentence"]

@@ -153,9 +153,12 @@ def rank_systems(
 ) -> RankingReport:
     """Rank ``runs`` under human, judge and PPI++ labels; taus with bootstrap CIs; flips; paired tests."""
     if not isinstance(runs, Mapping):
+        runs = list(runs)
+        names = [r.name for r in runs]
+        if len(names) != len(set(names)):  # checked before the dict, which would drop one silently
+            raise InputError(f"two runs share a name ({sorted({n for n in names if names.count(n) > 1})}); "
+                             "give them distinct names (read_run(path, name=...))")
         runs = {r.name: r for r in runs}
-        if len(runs) != len(set(runs)):  # pragma: no cover - dict keys are unique
-            raise InputError("two runs share a name; give them distinct names")
     if len(runs) < 2:
         raise InputError(f"ranking systems needs at least 2 runs, got {len(runs)}")
     metric = parse_metric(metric)

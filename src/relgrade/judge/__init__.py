@@ -26,6 +26,8 @@ Python API::
 - :func:`judge_batch` sends the pairs not in the store to the provider's batch API (OpenAI Batch,
   Anthropic Message Batches) at about half price; the batch ids are in the store, so a killed run
   resumes polling. :func:`batch_status` lists the pending batches.
+- :class:`JudgeSession` judges in many small batches sharing one store, budget and caller (the ragas
+  metric scores sample by sample: ``max_cost``, ``concurrency``, ``rpm``, ``tpm`` hold for the whole metric).
 - :func:`estimate` is the dry run: pairs, cached, prompt tokens and dollars, paying nothing.
 - :class:`JudgeConfig` holds retries, timeout, concurrency, temperature, samples, rate and cost
   limits. Only temperature, max_tokens and the sample index enter the store key.
@@ -44,6 +46,7 @@ from relgrade.judge._config import JudgeConfig
 from relgrade.judge._judge import DEFAULT_MODEL, ajudge_pairs, estimate, judge_pairs
 from relgrade.judge._parse import Parsed, expected_grade, grade_distribution, parse_answer
 from relgrade.judge._pool import Pair, pool
+from relgrade.judge._session import JudgeSession
 from relgrade.judge._prompt import Prompt, delimit, load_prompt
 from relgrade.judge._results import DryRun, JudgeResult, Judgment
 from relgrade.judge._store import DEFAULT_STORE, JudgmentStore, judgment_key
@@ -54,6 +57,7 @@ __all__ = [
     "DryRun",
     "JudgeConfig",
     "JudgeResult",
+    "JudgeSession",
     "Judgment",
     "JudgmentStore",
     "Pair",

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import click
@@ -55,15 +54,6 @@ def _write_atomic(path: Path, lines) -> None:
         for line in lines:
             fh.write(line)
     os.replace(tmp, path)
-
-
-def _progress_bar(total: int):
-    """A tqdm bar on stderr, or None when stderr is not a terminal."""
-    if not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="pair", file=sys.stderr, dynamic_ncols=True, desc="judging")
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -179,15 +169,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
             click.echo(_LOCAL_NOTE.format(model=model))
         return 0
 
-    bar = _progress_bar(len(pairs))
-
-    def on_progress(stats) -> None:
-        if bar is None:
-            return
-        bar.n = stats.get("done", 0)
-        bar.set_postfix(cached=stats.get("cached", 0), unjudged=stats.get("unjudged", 0),
-                        failed=stats.get("failed", 0), cost=f"${stats.get('cost_usd', 0.0):.4f}", refresh=False)
-        bar.refresh()
+    from relgrade.judge._progress import Progress
 
     db, _ = open_store(store or None, lease_s=lease)  # opened (and checked writable) before any call
     if not use_batch:
@@ -199,6 +181,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
             raise InputError(f"{n} of these judgments are in provider batches still pending in {db.path} "
                              "(relgrade judge --batch-status); collect them with the same command and --batch "
                              "instead of paying for them twice")
+    on_progress = Progress(len(pairs))  # tqdm on a terminal, else a line every 5 s
     try:
         if use_batch:
             from relgrade.judge._batch import judge_batch
@@ -212,8 +195,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
                                  api_key_env=api_key_env, max_grade=max_grade, on_progress=on_progress)
     finally:
         db.close()
-        if bar is not None:
-            bar.close()
+        on_progress.close()
     _write_outputs(result, out)
     counts = result.counts()
     cost = f"${result.cost_usd:.4f}" + (f" (+{result.cost_unknown} calls of unknown price)" if result.cost_unknown else "")

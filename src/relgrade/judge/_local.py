@@ -42,7 +42,8 @@ and the ``Grade:`` cue) are kept.
 
 Successive prompts reuse the KV cache of their longest common token prefix with the previous
 evaluation (the few-shot block), so only the query, the passage and the cue are evaluated per
-judgment (measured in ``benchmarks/local_judge.py``: about 5x faster). Reuse must not change the
+judgment (``python benchmarks/local_judge.py`` prints seconds per judgment with and without the
+reuse, and their ratio). Reuse must not change the
 answer, and llama.cpp's numbers depend on how tokens are batched (activations are re-quantised
 per batch; a 1-token batch and a 300-token batch give grade probabilities differing by ~0.01).
 So tokens are always evaluated in canonical blocks ``[32k, 32(k+1))`` counted from the start of

@@ -8,6 +8,12 @@ Security model (the page runs on 127.0.0.1 and shows untrusted chunk text):
 * the page inserts all text with ``textContent``, and every response carries a strict
   Content-Security-Policy (no inline script, nothing from other origins), so a chunk holding
   ``<script>`` is shown as text and could not run even if it reached the DOM as markup.
+* a POST whose ``Origin`` is not this server (``http://`` + the Host it was sent to) gets 403: a page
+  on another origin cannot make the annotator's browser write labels (a request without ``Origin``,
+  e.g. from a script, still needs the token).
+* request bodies are capped at :data:`MAX_BODY` bytes: a larger ``Content-Length`` gets 413 before
+  anything is read, and a chunked body is read only up to the cap (never held whole in memory).
+  JSON too deeply nested to parse is a 400, like any other malformed body.
 * the judge's grade is never sent to the page unless ``show_judge`` is set (no anchoring).
 """
 
@@ -42,6 +48,8 @@ _HEADERS = [
 _STATIC = {"app.js": "text/javascript", "app.css": "text/css", "favicon.svg": "image/svg+xml"}
 MAX_NOTE = 2000
 MAX_NAME = 80
+MAX_BODY = 64 * 1024  # a label with a 2,000-character note is < 10 KiB
+_UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
 
 
 class _Guard:
@@ -66,7 +74,51 @@ class _Guard:
             return await Response("unknown host; open the URL relgrade printed\n", 403, media_type="text/plain")(scope, receive, secured)
         if not hmac.compare_digest(given, self.token):
             return await Response("missing or wrong token; open the full URL relgrade printed\n", 403, media_type="text/plain")(scope, receive, secured)
+        if scope.get("method") in _UNSAFE:
+            origin = headers.get(b"origin")
+            if origin is not None and origin != b"http://" + headers.get(b"host", b""):
+                return await Response("cross-origin request refused; use the page relgrade printed\n", 403,
+                                      media_type="text/plain")(scope, receive, secured)
+        too_large = Response(f"request body over {MAX_BODY} bytes\n", 413, media_type="text/plain")
+        length = headers.get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+            return await too_large(scope, receive, secured)
+        if scope.get("method") in _UNSAFE:
+            body = await _read_capped(receive)
+            if body is None:
+                return await too_large(scope, receive, secured)
+            receive = _replay(body)
         await self.app(scope, receive, secured)
+
+
+async def _read_capped(receive: Any) -> bytes | None:
+    """The request body, or None as soon as it exceeds :data:`MAX_BODY` (the rest is never read)."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes) -> Any:
+    sent = False
+
+    async def receive() -> dict:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.disconnect"}
+
+    return receive
 
 
 def create_app(
@@ -163,7 +215,7 @@ def _annotator(value: Any) -> tuple[str, str]:
 async def _json(request: Request) -> dict | None:
     try:
         body = await request.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # malformed, not UTF-8, or nested too deep to parse
         return None
     return body if isinstance(body, dict) else None
 

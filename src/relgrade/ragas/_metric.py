@@ -1,7 +1,20 @@
-"""relgrade's judge as a ragas metric: ``ragas.evaluate(dataset, metrics=[RelgradeContextPrecision(...)])``.
+"""relgrade's judge as a ragas metric.
 
-Each sample's ``retrieved_contexts`` are graded by relgrade's engine (:func:`relgrade.judge.ajudge_pairs`:
-pointwise, stored, retried, repaired, within the budget), optionally mapped onto the human scale by a
+ragas 0.4's public metric API (``ragas.metrics.collections``: ``ascore(**inputs)`` and
+``abatch_score(inputs)`` returning :class:`ragas.metrics.MetricResult`, used inside an ``@experiment``)::
+
+    metric = RelgradeContextPrecision(model="openai/gpt-4o-mini", config=JudgeConfig(max_cost=1.0))
+    results = await metric.abatch_score([{"user_input": q, "retrieved_contexts": [...]}, ...])
+    result = await metric.ascore(user_input=q, retrieved_contexts=[...], retrieved_context_ids=[...])
+
+It is also a legacy ``SingleTurnMetric``, so the deprecated ``ragas.evaluate(dataset, metrics=[metric])``
+keeps working. Every path judges through **one** :class:`relgrade.judge.JudgeSession` per metric
+(one store connection, one budget, one caller): ``max_cost``, ``concurrency``, ``rpm`` and ``tpm`` of
+``config`` hold for all the samples the metric scores, not per sample. Once ``max_cost`` would be
+exceeded, the contexts not yet judged count as not judged (below) and a warning says so.
+
+Each sample's ``retrieved_contexts`` are graded by relgrade's engine (pointwise, stored, retried,
+repaired, within the budget), optionally mapped onto the human scale by a
 calibration :class:`~relgrade.calibration.GradeMapping`, and scored as ragas scores context precision:
 average precision over the ranked contexts (ragas' ``_calculate_average_precision``)::
 
@@ -34,8 +47,7 @@ from ragas.metrics.base import MetricOutputType, MetricType, SingleTurnMetric
 
 from relgrade._errors import InputError
 from relgrade.io import query_id_for
-from relgrade.judge import JudgeConfig, Pair, ajudge_pairs
-from relgrade.judge._judge import _resolve
+from relgrade.judge import JudgeConfig, JudgeSession, Pair
 from relgrade.ragas._dataset import chunk_id_for
 from relgrade.ragas._judges import JUDGES, ragas_prompt
 
@@ -91,12 +103,16 @@ class RelgradeContextPrecision(SingleTurnMetric):
     mapping: Any = None
     threshold: int | None = None
     results: list[SampleScore] = field(default_factory=list, repr=False)
+    session: JudgeSession | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if isinstance(self.prompt, str) and self.prompt in JUDGES:
             self.prompt = ragas_prompt(self.prompt)
-        self.model, resolved = _resolve(self.model, self.prompt, None)
+        # One judging session for every sample this metric scores (module docstring).
+        self.session = JudgeSession(model=self.model, prompt=self.prompt, store=self.store, config=self.config,
+                                    api_base=self.api_base, api_key_env=self.api_key_env)
+        self.model, resolved = self.session.model, self.session.prompt
         self.prompt = resolved
         scale = tuple(self.mapping.scale) if self.mapping is not None else resolved.scale
         if self.threshold is None:
@@ -120,28 +136,59 @@ class RelgradeContextPrecision(SingleTurnMetric):
         return self.mapping.apply(judgment.expected_grade if use_expected else judgment.grade)
 
     async def _single_turn_ascore(self, sample: Any, callbacks: Any = None) -> float:
-        query = sample.user_input
-        contexts = list(sample.retrieved_contexts or [])
+        return await self._score(sample.user_input, sample.retrieved_contexts, sample.retrieved_context_ids)
+
+    async def ascore(self, user_input: str, retrieved_contexts: Sequence[str],
+                     retrieved_context_ids: Sequence[Any] | None = None) -> Any:
+        """ragas' modern metric API: one sample's score as a :class:`ragas.metrics.MetricResult`."""
+        from ragas.metrics import MetricResult
+
+        score = await self._score(user_input, retrieved_contexts, retrieved_context_ids)
+        last = self.results[-1]
+        return MetricResult(value=score, reason=f"{last.judged} of {len(last.grades)} contexts judged; "
+                                                f"grades {list(last.grades)}")
+
+    async def abatch_score(self, inputs: Sequence[dict[str, Any]]) -> list[Any]:
+        """ragas' modern batch API: every sample scored concurrently through the one session."""
+        import asyncio
+
+        return list(await asyncio.gather(*(self.ascore(**row) for row in inputs)))
+
+    def batch_score(self, inputs: Sequence[dict[str, Any]]) -> list[Any]:
+        """Synchronous :meth:`abatch_score` (not from inside a running event loop)."""
+        import asyncio
+
+        async def run() -> list[Any]:
+            try:
+                return await self.abatch_score(inputs)
+            finally:
+                await self.session.aclose()
+
+        return asyncio.run(run())
+
+    async def _score(self, query: Any, contexts: Any, ids: Any) -> float:
+        contexts = list(contexts or [])
         if not isinstance(query, str) or not query.strip():
             raise InputError("relgrade_context_precision needs 'user_input' (the query) in every sample")
-        ids = [str(i) for i in sample.retrieved_context_ids] if sample.retrieved_context_ids else None
+        ids = [str(i) for i in ids] if ids else None
         if ids is not None and len(ids) != len(contexts):
             raise InputError(f"{len(ids)} retrieved_context_ids but {len(contexts)} retrieved_contexts for "
                              f"{query[:60]!r}; give one id per context")
         ids = ids or [chunk_id_for(c) for c in contexts]
         qid = query_id_for(query)
         pairs = [Pair(qid, d, query, c) for d, c in zip(ids, contexts)]
-        result = await ajudge_pairs(pairs, model=self.model, prompt=self.prompt, store=self.store,
-                                    config=self.config, api_base=self.api_base, api_key_env=self.api_key_env)
+        result = await self.session.ajudge(pairs)
         by_id = {j.doc_id: j for j in result.judgments}
         grades = tuple(self._grade(by_id.get(d)) for d in ids)
         judged = [g for g in grades if g is not None]
-        failed = sum(1 for d in ids if d not in by_id or by_id[d].status == "failed")
+        stopped = {p.doc_id for p in result.remaining}
+        failed = sum(1 for d in ids if d not in stopped and (d not in by_id or by_id[d].status == "failed"))
         unjudged = len(ids) - len(judged) - failed
         score = average_precision([int(g >= self.threshold) for g in judged]) if judged else math.nan
         if len(judged) < len(ids):
-            logger.warning("relgrade_context_precision: query %s: %d of %d contexts not judged (%d unjudged, %d failed); "
-                           "%s", qid, len(ids) - len(judged), len(ids), unjudged, failed,
+            why = f"; max_cost reached, {len(stopped)} not sent" if stopped else ""
+            logger.warning("relgrade_context_precision: query %s: %d of %d contexts not judged (%d unjudged, %d failed%s); "
+                           "%s", qid, len(ids) - len(judged), len(ids), unjudged, failed, why,
                            "score is NaN" if not judged else "score is the AP of the judged contexts")
         self.results.append(SampleScore(qid, query, score, len(judged), unjudged, failed, grades))
         return score
