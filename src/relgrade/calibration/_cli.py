@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from relgrade._errors import InputError
+from relgrade.metrics._settings import DEFAULT_N_BOOT
 
 
 def parse_scale(text: str) -> tuple[int, ...]:
@@ -84,16 +85,6 @@ def judge_terms(jl, humans, scale: tuple[int, ...], threshold: int):
     return on_scale, labels, annotations, on_scale[1], note
 
 
-def _weights_kwargs(agreement, humans) -> dict:
-    """``{"weights": {(query_id, doc_id): 1/pi}}`` for :func:`agreement` when the human file has a ``weight`` column
-    (a ``relgrade sample`` file records the design and each row's inclusion weight) and agreement() accepts them."""
-    import inspect
-
-    if not humans.weights or "weights" not in inspect.signature(agreement).parameters:
-        return {}
-    return {"weights": dict(humans.weights)}
-
-
 @click.command("calibrate")
 @click.option("--judge", "judges", multiple=True, required=True, metavar="PATH",
               help="Judge labels: qrels (TREC/CSV/JSONL) or the judge's details JSONL. Repeat for several judges.")
@@ -103,7 +94,7 @@ def _weights_kwargs(agreement, humans) -> dict:
 @click.option("--report", "report_out", metavar="OUT.html", help="Write a self-contained HTML report.")
 @click.option("--scale", default="0-3", show_default=True, help="Declared grade scale, e.g. 0-3 or 0,1,2.")
 @click.option("--threshold", default=2, show_default=True, type=int, help="Binary relevance: grade >= threshold.")
-@click.option("--n-boot", default=1000, show_default=True, type=int, help="Bootstrap resamples of queries (>= 1).")
+@click.option("--n-boot", default=DEFAULT_N_BOOT, show_default=True, type=int, help="Bootstrap resamples of queries (>= 1).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap and cross-validation seed.")
 @click.option("--mapping/--no-mapping", default=True, show_default=True,
               help="Fit a monotone judge-to-human mapping (adopted only if held-out kappa improves beyond noise).")
@@ -131,17 +122,13 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
         if jl.n_unjudged:
             click.echo(f"{jl.name}: {jl.n_unjudged} unjudged pair(s) (grade null) excluded")
         j_scale, h_labels, h_annotations, j_threshold, note = judge_terms(jl, humans, scale_t, threshold)
-        weighted = _weights_kwargs(agreement, humans)
         try:
             rep = agreement(jl.labels, h_labels, scale=j_scale, binary_threshold=j_threshold, expected=jl.expected,
                             annotations=h_annotations or None, n_boot=n_boot, seed=seed, name=jl.name,
-                            model=jl.model, n_unjudged=jl.n_unjudged, **weighted)
+                            model=jl.model, n_unjudged=jl.n_unjudged,
+                            weights=dict(humans.weights) if humans.weights else None)
         except InputError as exc:
             raise InputError(f"{jl.source}: {exc}") from None
-        if humans.weights and not weighted:
-            note = ((note + "; ") if note else "") + (
-                f"the human file records a '{humans.design or 'weighted'}' sample with inclusion weights, but this "
-                "build's agreement() takes no weights: the statistics are unweighted")
         if note:
             rep = dataclasses.replace(rep, notes=(note, *rep.notes))
         if mapping:

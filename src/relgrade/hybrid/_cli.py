@@ -185,7 +185,7 @@ def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, sh
 @click.option("--no-answer", type=click.Choice(NO_ANSWER_MODES), default=DEFAULT_NO_ANSWER, show_default=True,
               help=NO_ANSWER_HELP)
 @click.option("--mapping", "mapping_path", default=None, help=MAPPING_HELP)
-@click.option("--n-boot", type=int, default=DEFAULT_N_BOOT, show_default=True, help="Bootstrap resamples for the CIs (>= 1).")
+@click.option("--n-boot", type=int, default=DEFAULT_N_BOOT, show_default=True, help="Bootstrap resamples for the Kendall tau CIs (>= 1); the pairwise differences use t intervals.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and the permutations.")
 @click.option("--json", "json_out", metavar="OUT", help="Write rankings, taus and pairs as JSON here.")
 def rank_systems(run_paths, human_path, judge_path, metrics, rel_threshold, no_answer, mapping_path, n_boot, seed,
