@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from relgrade._errors import InputError
-from relgrade.calibration import crossfit_mapping, fit_mapping
-from relgrade.hybrid import ppi_means
+from relgrade.calibration import crossfit_mapping
 
 
 def _lenient(seed=0, n_queries=30, per_query=8, n_labeled=15):

@@ -3,7 +3,6 @@ no traceback (issue 15). Commands run in-process through ``relgrade.cli.main``; 
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path

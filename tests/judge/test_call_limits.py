@@ -12,7 +12,6 @@ import io
 import json
 import time
 
-import pytest
 
 from relgrade.judge import Pair, ajudge_pairs, judge_pairs
 from relgrade.judge import _call

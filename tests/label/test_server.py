@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import sqlite3
 
-import pytest
 
 
 def test_first_line_is_the_url_and_every_route_needs_the_token(label_server, items_file):

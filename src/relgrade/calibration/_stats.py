@@ -31,13 +31,6 @@ def confusions(human_idx: np.ndarray, judge_idx: np.ndarray, group: np.ndarray, 
     return np.bincount(flat, weights=weights, minlength=n_groups * k * k).reshape(n_groups, k, k).astype(np.float64)
 
 
-def resample(per_query: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Sum per-query matrices ``(Q, ...)`` with bootstrap weights ``(B, Q)``: ``(B, ...)``."""
-    q = per_query.shape[0]
-    out = weights @ per_query.reshape(q, -1)
-    return out.reshape((weights.shape[0],) + per_query.shape[1:])
-
-
 def weight_matrix(k: int, weights: str) -> np.ndarray:
     """Disagreement weights over scale positions: 1 - I, |i - j| or (i - j)^2 (as scikit-learn)."""
     i = np.arange(k)

@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import threading
 import time
 import uuid
 from collections import Counter
@@ -354,7 +352,7 @@ async def ajudge_batch(pairs: Sequence[Pair], *, model: str | None = None, promp
 
 async def _loop(run: _BatchRun, units, poll_interval: float, on_poll, stop_event) -> str | None:
     """Submit, poll and collect until nothing is left in flight; returns ``stopped``."""
-    db, config = run.db, run.config
+    db = run.db
     stopped = None
     try:
         stored = db.get_many([k for u in units for k in u.keys])
@@ -434,29 +432,10 @@ def judge_batch(pairs: Sequence[Pair], *, handle_sigint: bool = True, **kwargs: 
     """Synchronous :func:`ajudge_batch` (same keywords). With ``handle_sigint`` the first Ctrl-C stops
     polling (``stopped="interrupted"``): the batches keep running at the provider and the next run collects them."""
 
-    async def main() -> JudgeResult:
-        stop = asyncio.Event()
-        installed = False
-        if handle_sigint and threading.current_thread() is threading.main_thread():
-            try:
-                asyncio.get_running_loop().add_signal_handler(signal.SIGINT, stop.set)
-                installed = True
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
-        try:
-            return await ajudge_batch(pairs, stop_event=stop, **kwargs)
-        finally:
-            if installed:
-                asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+    from relgrade.judge._sync import run_sync
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(main())
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="relgrade-batch") as pool:
-        return pool.submit(asyncio.run, main()).result()
+    return run_sync(lambda stop: ajudge_batch(pairs, stop_event=stop, **kwargs), handle_sigint=handle_sigint,
+                    name="relgrade-batch")
 
 
 __all__ = ["BATCH_DISCOUNT", "DEFAULT_BATCH_SIZE", "DEFAULT_POLL_INTERVAL", "ajudge_batch", "batch_adapter",

@@ -5,8 +5,6 @@
 from __future__ import annotations
 
 import asyncio
-import signal
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -212,29 +210,9 @@ def judge_pairs(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str
     answered is kept and returned with ``stopped="interrupted"``.
     """
 
-    async def main() -> JudgeResult:
-        stop = asyncio.Event()
-        installed = False
-        if handle_sigint and threading.current_thread() is threading.main_thread():
-            try:
-                asyncio.get_running_loop().add_signal_handler(signal.SIGINT, stop.set)
-                installed = True
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
-        try:
-            return await ajudge_pairs(pairs, model=model, prompt=prompt, store=store, config=config,
-                                      api_base=api_base, api_key=api_key, api_key_env=api_key_env,
-                                      max_grade=max_grade, on_progress=on_progress, stop_event=stop)
-        finally:
-            if installed:
-                asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+    from relgrade.judge._sync import run_sync
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(main())
-    # inside a running loop (a Jupyter cell): run on a loop of our own in a worker thread
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="relgrade-judge") as pool:
-        return pool.submit(asyncio.run, main()).result()
+    return run_sync(lambda stop: ajudge_pairs(pairs, model=model, prompt=prompt, store=store, config=config,
+                                              api_base=api_base, api_key=api_key, api_key_env=api_key_env,
+                                              max_grade=max_grade, on_progress=on_progress, stop_event=stop),
+                    handle_sigint=handle_sigint, name="relgrade-judge")
