@@ -216,3 +216,14 @@ def test_human_agreement_matches_sklearn_and_krippendorff():
 
 def test_human_agreement_is_none_without_overlap():
     assert human_agreement({("q", "d"): {"a": 1}}) is None
+
+
+def test_a_judge_with_one_grade_says_why_there_is_no_ci():
+    """κ of a constant judge is 0 on every resample: no CI, and the verdict says why (not 'needs 2 queries')."""
+    from relgrade.calibration import agreement
+
+    human = {f"q{i}": {f"d{j}": (i + j) % 4 for j in range(4)} for i in range(12)}
+    judge = {q: {d: 1 for d in docs} for q, docs in human.items()}
+    r = agreement(judge, human, n_boot=200)
+    assert r.kappa.value == 0.0 and r.kappa.ci95 is None
+    assert "one grade on every labeled pair" in r.verdict.text and "needs >= 2 queries" not in r.verdict.text

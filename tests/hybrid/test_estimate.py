@@ -23,7 +23,7 @@ def _per_query(labels, run, topics):
 def test_estimate_matches_evaluate_and_ppi_py(world):
     truth, human, judge, _, runs = world
     run = Run.from_dict(runs["b"])
-    report = estimate(run, human, judge, METRICS)
+    report = estimate(run, human, judge, METRICS, no_answer="zero")  # plain PPI++ (exclude: test_no_answer.py)
     labeled = list(human)
     others = [q for q in judge if q not in human]
     assert report.labeled == tuple(labeled) and report.unlabeled == tuple(others)
@@ -43,12 +43,17 @@ def test_estimate_matches_evaluate_and_ppi_py(world):
         if np.ptp(y - yh) == 0 or np.ptp(y) == 0:  # the floored cases have their own test
             continue
         lam = np.clip(np.mean((y - y.mean()) * (yh - yh.mean())) / ((1 + n / N) * np.var(np.r_[yh, yu], ddof=1)), 0, 1)
-        half = t * np.sqrt(lam ** 2 * np.var(yu, ddof=1) / N + np.var(y - lam * yh, ddof=1) / n)
-        centre = min(1.0, max(0.0, e.ppi))
+        rect = y - lam * yh
+        binary = all(np.isin(a, (0.0, 1.0)).all() for a in (y, yh, yu))
+        if binary:  # a 0/1 metric: plus-two, pseudo-queries (human 0, judge 1) and (human 1, judge 0)
+            rect = np.r_[rect, -lam, 1.0]
+        half = t * np.sqrt(lam ** 2 * np.var(yu, ddof=1) / N + np.var(rect, ddof=1) / n)
+        centre = min(1.0, max(0.0, lam * yu.mean() + rect.mean() if binary else e.ppi))
         clip = lambda v: min(1.0, max(0.0, v))  # noqa: E731 - metrics live in [0, 1]
-        assert e.ppi_ci95 == pytest.approx((clip(centre - half), clip(centre + half)))
-        hhalf = t * np.std(y, ddof=1) / np.sqrt(n)
-        assert e.human_ci95 == pytest.approx((clip(y.mean() - hhalf), clip(y.mean() + hhalf)))
+        assert e.ppi_ci95 == pytest.approx((clip(min(centre - half, e.ppi)), clip(max(centre + half, e.ppi))))
+        yy = np.r_[y, 0.0, 1.0] if np.isin(y, (0.0, 1.0)).all() else y
+        hhalf = t * np.std(yy, ddof=1) / np.sqrt(n)
+        assert e.human_ci95 == pytest.approx((clip(min(yy.mean() - hhalf, y.mean())), clip(max(yy.mean() + hhalf, y.mean()))))
         assert e.effective_n == pytest.approx(n * (hhalf / half) ** 2)  # unclipped widths
         assert e.effective_labels == pytest.approx(e.effective_n * 8)
     assert report.human_coverage["ndcg@5"] == 1.0
@@ -98,13 +103,14 @@ def test_too_few_human_queries_is_an_input_error(world):
 def test_a_constant_metric_gets_a_documented_value_not_nan(world):
     _, human, judge, _, runs = world
     run = Run.from_dict(runs["a"])  # ranks by the human grades: recall@3 is 1 on every query
-    e = estimate(run, human, judge, ["recall@3"]).estimates["recall@3"]
+    e = estimate(run, human, judge, ["recall@3"], no_answer="zero").estimates["recall@3"]
     Y = _per_query(human, run, list(human))
     assert np.ptp(Y[:, METRICS.index("recall@3")]) == 0
-    # a constant sample is luck, not proof: the interval keeps a floor width (issue 14), no false
+    # a constant sample is luck, not proof: the interval keeps a width (issue 14), no false
     # "the metric is constant", and no "judge worth" from a floored variance
     n = Y.shape[0]
-    floor = stats.t.ppf(0.975, n - 1) * np.sqrt(1 / (n + 1) / n)  # one pseudo-observation at 0
-    assert e.human_only == 1.0 and e.human_ci95 == pytest.approx((1.0 - floor, 1.0))
+    plus = np.r_[np.ones(n), 0.0, 1.0]  # recall@3 is 0/1 here: plus-two
+    low = plus.mean() - stats.t.ppf(0.975, n - 1) * np.std(plus, ddof=1) / np.sqrt(n)
+    assert e.human_only == 1.0 and e.human_ci95 == pytest.approx((low, 1.0))
     assert np.isfinite(e.ppi) and np.isfinite(e.ppi_ci95).all() and e.ppi_ci95[1] - e.ppi_ci95[0] > 0.05
     assert e.effective_n is None and "metric is constant" not in e.note and "floor" in e.note

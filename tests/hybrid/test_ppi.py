@@ -83,14 +83,19 @@ def test_a_lucky_sample_never_gives_a_zero_width_interval():
     n = 10
     point = ppi_py.ppi_mean_pointestimate(Y, Y.copy(), Yu, lam=1)  # the fallback: lam = 1, plain PPI
     assert est.value[0] == pytest.approx(float(np.ravel(point)[0]))
-    rect_floor = 1 / (n + 1)  # rectifiers all 0, one pseudo-observation at 1: variance 1/(n+1)
-    half = stats.t.ppf(0.975, n - 1) * np.sqrt(np.var(Yu, ddof=1) / len(Yu) + rect_floor / n)
-    assert (est.lo[0], est.hi[0]) == pytest.approx((est.value[0] - half, min(1.0, est.value[0] + half)))
+    # a 0/1 metric: plus-two, two pseudo-queries (human 0, judge 1) and (human 1, judge 0); with lam = 1 their
+    # rectifiers are -1 and 1 beside the ten 0s
+    plus = np.r_[np.zeros(n), -1.0, 1.0]
+    t = stats.t.ppf(0.975, n - 1)
+    half = t * np.sqrt(np.var(Yu, ddof=1) / len(Yu) + np.var(plus, ddof=1) / n)
+    centre = Yu.mean() + plus.mean()
+    assert (est.lo[0], est.hi[0]) == pytest.approx((centre - half, min(1.0, centre + half)))
     assert est.width[0] > 0.2 and est.floored[0] and "lam = 1" in est.notes[0]
     assert "metric is constant" not in est.notes[0]
     human = human_only_means(Y)
     assert human.width[0] > 0.2 and human.floored[0] and human.hi[0] == 1.0
-    assert human.lo[0] == pytest.approx(1 - stats.t.ppf(0.975, n - 1) * np.sqrt(1 / (n + 1) / n))
+    hplus = np.r_[Y, 0.0, 1.0]  # plus-two on the human values
+    assert human.lo[0] == pytest.approx(hplus.mean() - t * np.sqrt(np.var(hplus, ddof=1) / n))
     assert effective_n(n, human.width[0], est.width[0], floored=True) is None
 
 

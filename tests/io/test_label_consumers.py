@@ -104,18 +104,22 @@ def test_estimate_refuses_a_stratified_sample_and_calibrate_reads_its_weights(tm
     assert err.startswith("relgrade: error: ") and "stratified sample (design 'strata')" in err and "\n" not in err
 
 
-def test_calibrate_passes_the_weights_when_agreement_takes_them():
-    from relgrade.calibration._cli import _weights_kwargs
-    from relgrade.calibration._inputs import HumanLabels
+def test_calibrate_uses_the_weight_column_of_a_strata_sample(tmp_path):
+    """calibrate --human with a 'weight' column: the kappa is sklearn's kappa with those sample weights."""
+    from sklearn.metrics import cohen_kappa_score
 
-    humans = HumanLabels({"q": {"d": 1}}, weights={("q", "d"): 2.5}, design="strata")
-
-    def with_weights(judge, human, *, weights=None):
-        return weights
-
-    def without(judge, human):
-        return None
-
-    assert _weights_kwargs(with_weights, humans) == {"weights": {("q", "d"): 2.5}}
-    assert _weights_kwargs(without, humans) == {}
-    assert _weights_kwargs(with_weights, HumanLabels({"q": {"d": 1}})) == {}
+    rng = np.random.default_rng(3)
+    human, _ = _world(n_queries=15, seed=3)
+    judge = {k: min(3, max(0, g + int(rng.integers(-1, 2)))) for k, g in human.items()}
+    weights = {k: float(rng.choice([1.0, 4.0, 9.5])) for k in human}
+    _details(tmp_path / "judge.jsonl", judge, [0, 1, 2, 3])
+    (tmp_path / "human.csv").write_text("query_id,doc_id,grade,design,weight\n" + "".join(
+        f"{q},{d},{g},strata,{weights[(q, d)]}\n" for (q, d), g in human.items()))
+    out = tmp_path / "cal.json"
+    assert main(["calibrate", "--judge", str(tmp_path / "judge.jsonl"), "--human", str(tmp_path / "human.csv"),
+                 "--n-boot", "50", "--no-mapping", "--json", str(out)]) == 0
+    kappa = json.loads(out.read_text())["kappa"]["value"]
+    keys = sorted(human)
+    h, j, w = ([human[k] for k in keys], [judge[k] for k in keys], [weights[k] for k in keys])
+    assert kappa == pytest.approx(cohen_kappa_score(h, j, labels=[0, 1, 2, 3], sample_weight=w))
+    assert kappa != pytest.approx(cohen_kappa_score(h, j, labels=[0, 1, 2, 3]))  # the weights mattered

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.stats import t as stats_t
 
 from relgrade.calibration import _stats as S
 from relgrade.hybrid import human_only_means, ppi_means
@@ -58,6 +59,22 @@ def test_ppi_and_human_only_cover_a_01_metric_near_the_bounds_at_10_queries(p, j
     assert (pw > 0).all() and (hw > 0).all()  # never a point from a lucky sample
 
 
+@pytest.mark.parametrize("n, p", [(20, 0.85), (20, 0.9), (30, 0.85), (30, 0.9), (30, 0.15), (15, 0.8)])
+@pytest.mark.parametrize("judge", list(JUDGES))
+def test_ppi_and_human_only_cover_a_01_metric_at_15_to_30_queries(n, p, judge):
+    """Superpopulation truth p, 200 unlabeled queries: where the t interval alone fell to 0.87-0.90 (a good
+    judge at n = 30, p = 0.9) the plus-two pseudo-queries hold 0.93."""
+    rng = np.random.default_rng(n * 1000 + int(p * 100) + len(judge))
+    reps, n_u = 3000, 200
+    y = (rng.random((n + n_u, reps)) < p).astype(float)
+    flip = JUDGES[judge]
+    yhat = (rng.random(y.shape) < p).astype(float) if flip is None else np.where(rng.random(y.shape) < flip, 1 - y, y)
+    ppi, human = ppi_means(y[:n], yhat[:n], yhat[n:]), human_only_means(y[:n])
+    cp, ch = (float(np.mean((e.lo <= p) & (p <= e.hi))) for e in (ppi, human))
+    print(f"0/1 metric n={n} p={p} judge={judge}: PPI coverage {cp:.3f}, human-only {ch:.3f}")
+    assert cp >= 0.93 and ch >= 0.93
+
+
 @pytest.mark.parametrize("judge", list(JUDGES))
 def test_ppi_and_human_only_cover_a_graded_metric_at_10_queries(judge):
     rng = np.random.default_rng(7 + len(judge))
@@ -92,6 +109,40 @@ def test_evaluate_interval_covers_a_01_metric_at_10_queries(p):
     assert coverage >= 0.93 and (est.width > 0).all()
     one = estimates({"recall@5": sample[:, 0]})["recall@5"]  # evaluate's aggregate is this interval
     assert one.ci95 == pytest.approx((est.lo[0], est.hi[0]))
+
+
+@pytest.mark.parametrize("n", [10, 12, 15, 20, 25, 30])
+def test_01_metric_interval_has_exact_coverage_at_every_true_mean_from_10_to_30_queries(n):
+    """Exact, not simulated: a 0/1 metric's sample is a binomial count s; the interval depends on s only,
+    so its coverage at a true mean p is the binomial probability of the s whose interval holds p. The
+    t interval alone has minima of 0.82-0.87 here (e.g. 0.823 at n = 30, p = 0.90); plus-two holds."""
+    from scipy.stats import binom
+
+    samples = np.array([[1.0] * s + [0.0] * (n - s) for s in range(n + 1)]).T  # column s: s ones
+    est = mean_intervals(samples)
+    assert (est.width > 0).all() and (est.lo <= est.value).all() and (est.value <= est.hi).all()
+    ps = np.r_[np.linspace(0.001, 0.999, 999)]
+    pmf = binom.pmf(np.arange(n + 1)[None, :], n, ps[:, None])  # (p, s)
+    held = (est.lo[None, :] <= ps[:, None]) & (ps[:, None] <= est.hi[None, :])
+    coverage = (pmf * held).sum(axis=1)
+    worst = int(coverage.argmin())
+    print(f"0/1 metric n={n}: exact coverage min {coverage[worst]:.3f} at p={ps[worst]:.3f}")
+    assert coverage.min() >= 0.94
+    # symmetric in 0 and 1: the interval of s ones mirrors that of n - s ones
+    assert est.lo == pytest.approx(1 - est.hi[::-1]) and est.hi == pytest.approx(1 - est.lo[::-1])
+
+
+def test_01_interval_is_plus_two_by_hand():
+    x = np.array([1.0] * 9 + [0.0])  # 9 of 10
+    plus = np.r_[x, 0.0, 1.0]
+    half = stats_t.ppf(0.975, 9) * np.sqrt(plus.var(ddof=1) / 10)
+    est = mean_intervals(x)
+    assert est.value[0] == pytest.approx(0.9)
+    assert (est.lo[0], est.hi[0]) == pytest.approx((10 / 12 - half, min(1.0, 10 / 12 + half)))
+    graded = mean_intervals(np.r_[x[:-1], 0.5])  # one value off the bounds: the plain t interval
+    g = np.r_[x[:-1], 0.5]
+    gh = stats_t.ppf(0.975, 9) * g.std(ddof=1) / np.sqrt(10)
+    assert (graded.lo[0], graded.hi[0]) == pytest.approx((g.mean() - gh, min(1.0, g.mean() + gh)))
 
 
 def test_evaluate_interval_covers_a_graded_metric_at_10_queries():

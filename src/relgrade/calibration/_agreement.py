@@ -297,7 +297,12 @@ def verdict(kappa: Agreement, *, n_pairs: int, n_queries: int, model: str | None
     action = ACTIONS[band]
     ci = kappa.ci95
     kind = f"{method} " if method else ""
-    ci_text = f", 95% {kind}CI {ci[0]:.2f}–{ci[1]:.2f}" if ci else ", no CI (needs >= 2 queries)"
+    if ci:
+        ci_text = f", 95% {kind}CI {ci[0]:.2f}–{ci[1]:.2f}"
+    elif n_queries < 2:
+        ci_text = ", no CI (needs >= 2 queries)"
+    else:  # e.g. a judge that gives one grade to every labeled pair: kappa 0 on every resample
+        ci_text = ", no CI: κ is the same on every resample of queries (a judge with one grade on every labeled pair has κ 0 by construction)"
     text = f"{band} (κ {kappa.value:.2f}{ci_text}): {action}"
     if ci and n_queries < FEW_QUERIES:
         text += f"; with {n_queries} queries the CI is approximate"

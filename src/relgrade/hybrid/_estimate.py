@@ -183,10 +183,18 @@ def ratio_means(Y, A, Yhat, Ahat, Yhat_u, Ahat_u, *, alpha: float = 0.05,
     # ([-1, 1] for a metric, [-2, 2] for a difference): the range of ppi_means' variance floor and clipping
     z_lo, z_hi = float(bounds[0]) - max(float(bounds[1]), 0.0), float(bounds[1]) - min(float(bounds[0]), 0.0)
 
+    # a 0/1 metric (0/1 under both labelings): the plus-two pseudo-queries of ppi_means, answerable, with
+    # Y = 0 / judge 1 and Y = 1 / judge 0, so Z = Y - r gets (-r, 1 - r) against the judge's (1 - r, -r)
+    def binary(a: np.ndarray) -> np.ndarray:
+        return ((a == 0.0) | (a == 1.0)).all(axis=0) if len(a) else np.ones(a.shape[1], bool)
+
+    use = np.tile(binary(Y) & binary(Yhat) & binary(Yhat_u), 3) if tuple(bounds) == (0.0, 1.0) else np.zeros(3 * m, bool)
+
     def at(r: np.ndarray) -> Means:  # r: (3m,) candidate ratios, one per (target, metric) column
+        pseudo = (use, np.vstack([-r, 1 - r]), np.vstack([1 - r, -r]))
         return ppi_means(np.tile(Y, 3) - r * A, np.tile(Yhat, 3) - r * Ahat,
                          np.tile(Yhat_u, 3) - r * Ahat_u if len(Yhat_u) else np.zeros((0, 3 * m)), alpha=alpha,
-                         lower=z_lo, upper=z_hi)
+                         lower=z_lo, upper=z_hi, pseudo=pseudo)
 
     def side(res: Means) -> np.ndarray:  # targets: value, lo, hi of each metric, all decreasing in r
         return np.concatenate([res.value[:m], res.lo[m:2 * m], res.hi[2 * m:]])
