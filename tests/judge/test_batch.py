@@ -323,6 +323,8 @@ def test_cli_ctrl_c_while_polling_keeps_the_batch_for_the_next_run(tmp_path):
     ([], "--run is required"),
     (["--batch", "--model", "ollama/llama3", "--out", "{tmp}/q.txt"], "no batch API"),
     (["--batch", "--poll-interval", "0", "--out", "{tmp}/q.txt"], "--poll-interval must be a positive"),
+    (["--batch", "--api-base", "http://127.0.0.1:9/v1", "--api-base", "http://127.0.0.1:10/v1", "--out", "{tmp}/q.txt"],
+     "--batch takes one --api-base"),
 ])
 def test_cli_batch_user_errors_exit_2_in_one_line(tmp_path, capsys, args, message):
     from relgrade.cli import main
