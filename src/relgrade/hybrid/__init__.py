@@ -20,7 +20,7 @@ Front door::
 from relgrade.hybrid._coverage import Coverage, coverage, coverage_table
 from relgrade.hybrid._estimate import EstimateReport, MetricEstimate, estimate, per_query_values
 from relgrade.hybrid._inputs import (
-    JudgeInput, JudgeMapping, on_common_scale, read_human_labels, read_judge_labels, read_mapping, require_random_sample,
+    JudgeInput, JudgeMapping, crossfit_for_ppi, on_common_scale, read_human_labels, read_judge_labels, read_mapping, require_random_sample,
 )
 from relgrade.hybrid._labels import (
     HybridLabels, Label, Stale, is_hybrid, merge_labels, read_hybrid, recheck, stale_path_for, text_sha256, write_hybrid,
@@ -43,6 +43,7 @@ __all__ = [
     "Stale",
     "TauResult",
     "coverage",
+    "crossfit_for_ppi",
     "coverage_table",
     "effective_n",
     "estimate",

@@ -92,10 +92,15 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, no_an
     chosen = parse_metrics(metrics, ks)
     forbidden = _forbidden(forbidden_path)
     human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path, rel_threshold, ppi=True)
+    from relgrade.hybrid import crossfit_for_ppi
+
+    crossfit, reuse = crossfit_for_ppi(jin, human, mapping)
     run = read_run(run_path)
     report = run_estimate(run, human, judge, chosen, rel_threshold=rel_threshold, no_answer=no_answer, alpha=alpha,
-                          forbidden=forbidden)
+                          forbidden=forbidden, crossfit=crossfit)
     _mapping_note(jin, mapping)
+    if reuse:
+        click.echo(f"note: {reuse}")
     click.echo(f"run {run_path}")
     click.echo(report.table())
     for name, e in report.estimates.items():
@@ -200,7 +205,10 @@ def rank_systems(run_paths, human_path, judge_path, metrics, rel_threshold, no_a
         raise InputError(f"--run: ranking systems needs at least 2 runs, got {len(run_paths)}")
     check_n_boot(n_boot)
     chosen = parse_metrics(metrics or [DEFAULT_RANK_METRIC])
-    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path, rel_threshold)
+    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path, rel_threshold, ppi=True)
+    from relgrade.hybrid import crossfit_for_ppi
+
+    crossfit_for_ppi(jin, human, mapping, allow=False)  # the PPI ranking cannot cross-fit: refuse reused labels
     runs = {}
     stems = [Path(p).stem for p in run_paths]
     for path, stem in zip(run_paths, stems):

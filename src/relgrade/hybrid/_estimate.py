@@ -80,9 +80,11 @@ class MetricEstimate:
         return {
             "ppi": {"value": self.ppi, "ci95": list(self.ppi_ci95),
                     "method": "PPI++ (power-tuned lam as ppi-python), Student t n-1 df, "
-                    "variance floor when the labeled sample shows no variation (relgrade.hybrid._ppi)"},
+                    "variance floor when the labeled sample shows no variation, plus-two for a 0/1 metric "
+                    "(relgrade.hybrid._ppi)"},
             "human_only": {"value": self.human_only, "ci95": list(self.human_ci95), "n_queries": self.n_labeled,
-                           "method": "Student t n-1 df, variance floor for a constant sample (relgrade.stats._means)"},
+                           "method": "Student t n-1 df, variance floor for a constant sample, plus-two for a 0/1 metric "
+                                     "(relgrade.stats._means)"},
             "judge_only": {"value": self.judge_only, "n_queries": self.n_queries},
             "width_ratio": self.width_ratio,
             "effective_human_queries": self.effective_n,

@@ -137,6 +137,42 @@ def read_judge_labels(path: str | Path, *, mapping: JudgeMapping | None = None,
     return JudgeInput(tuple(out), labels.n_empty, labels.model, labels.scale)
 
 
+def crossfit_for_ppi(judge: JudgeInput, human: Mapping[str, Mapping[str, int]], mapping: JudgeMapping | None, *,
+                     seed: int = 0, allow: bool = True) -> tuple[Any, str | None]:
+    """``(CrossFit or None, note)``: PPI may not reuse the human labels an adopted mapping was fitted on.
+
+    A mapping from ``relgrade calibrate`` records a fingerprint of its human labels. When it is adopted
+    and was fitted on some of the queries in ``human`` (``{query_id: {doc_id: grade}}``), the judge's
+    grades on those queries lean towards their human grades and a PPI interval built on them is too
+    narrow (Angelopoulos et al. 2023). Then the judge's raw grades are mapped by cross-fitting
+    (:func:`relgrade.calibration.crossfit_mapping`; pass the result as ``estimate(crossfit=...)``); with
+    ``allow=False`` (a command that cannot cross-fit) it is an :class:`InputError`. A mapping that is not
+    adopted, a hand-written table, or one fitted on other queries: ``(None, None)``.
+    """
+    gm = None if mapping is None or not mapping.adopted else mapping.grade_mapping
+    if gm is None or gm.fingerprint is None:
+        return None, None
+    shared = gm.fingerprint.overlap(human)
+    if not shared:
+        return None, None
+    if not allow:
+        raise InputError(f"the mapping was fitted on {len(shared)} of these human-labeled queries (e.g. {shared[0]}); "
+                         "PPI cannot reuse them here: pass a mapping fitted on other labels, or none")
+    from relgrade.calibration import crossfit_mapping
+
+    raw: dict[str, dict[str, int]] = {}
+    expected: dict[str, dict[str, float]] = {}
+    for lab in judge.labels:
+        raw.setdefault(lab.query_id, {})[lab.doc_id] = lab.judge_grade if lab.judge_grade is not None else lab.grade
+        if lab.expected_grade is not None:
+            expected.setdefault(lab.query_id, {})[lab.doc_id] = lab.expected_grade
+    cf = crossfit_mapping(raw, human, expected=expected if gm.input == "expected_grade" and expected else None,
+                          scale=gm.scale, seed=seed)
+    note = (f"the mapping was fitted on {len(shared)} of these human-labeled queries, which PPI also uses: the judge's "
+            f"grades are mapped by cross-fitting instead ({len(cf.folds)} folds, {cf.n_adopted} fold mappings adopted)")
+    return cf, note
+
+
 def on_common_scale(human: Sequence[Label], judge: JudgeInput, *, threshold: int,
                     scale: Sequence[int] = DEFAULT_SCALE) -> tuple[list[Label], JudgeInput, str | None]:
     """Human and judge labels on one scale: ``(human, judge, note)``.
