@@ -13,7 +13,7 @@ For each judge it prints the agreement statistics with 95% query-bootstrap CIs, 
 isotonic remap fitted on 200 labeled pairs, applied to every other pair, against the guarded choice.
 It also times the vectorised bootstrap against calling scikit-learn once per replicate.
 
-    /work/venv/bin/python benchmarks/calibration_trec_dl.py [--data ../shared/data/trec-dl-2020-passage]
+    python benchmarks/calibration_trec_dl.py [--data ../shared/data/trec-dl-2020-passage]
 """
 
 from __future__ import annotations

@@ -16,14 +16,14 @@ averaged over the systems: coverage of the PPI++ and human-only 95% intervals, t
 
     python benchmarks/hybrid_trec_dl.py [--n-human 15] [--draws 200] [--judges 5] [--metric ndcg@10]
 
-Measured before issue 14 (ppi-python normal intervals; defaults, nDCG@10, grade >= 2 relevant, 15 of 54 queries
-human-labeled, one run, ~30 s; benchmarks/intervals_trec_dl.py measures the intervals relgrade uses now):
+Measured with the current intervals (Student t, floors, plus-two for 0/1 metrics; defaults, nDCG@10,
+grade >= 2 relevant, 15 of 54 queries human-labeled, one run, 15 s):
 
     judge noise p   corr  PPI cov  human cov   width   worth  tau human  tau judge  tau PPI
-    0.1             0.90    0.980      0.955    0.65    36.2      0.814      1.000    0.939
-    0.3             0.78    0.969      0.956    0.75    27.3      0.813      0.973    0.892
-    0.6             0.53    0.947      0.945    0.88    19.7      0.813      0.707    0.812
-    1.0             0.02    0.956      0.961    0.99    15.5      0.812      0.307    0.799
+    0.1             0.90    0.987      0.973    0.64    36.8      0.814      1.000    0.940
+    0.3             0.78    0.983      0.976    0.74    27.6      0.814      0.973    0.893
+    0.6             0.53    0.967      0.968    0.87    19.8      0.813      0.707    0.811
+    1.0             0.02    0.971      0.976    0.99    15.5      0.813      0.307    0.799
 
 Coverage is above 0.95 partly because 15 of only 54 queries is a large sampling fraction (the
 finite-population correction the intervals do not take). The synthetic judges here err at random;
