@@ -43,8 +43,24 @@ def test_point_estimates_match_ppi_py_and_intervals_the_documented_formula(data)
         # t with n - 1 df and ddof 1 make it wider than ppi-python's normal interval, never narrower
         plo, phi = ppi_py.ppi_mean_ci(Y[:, j], Yhat[:, j], Yu[:, j], alpha=0.05, lam_optim_mode="element")
         assert est.width[j] > float(phi[0] - plo[0])
-    p = ppi_pvalues(Y, Yhat, Yu, null=0.5)
-    assert p[0] == pytest.approx(float(np.ravel(ppi_py.ppi_mean_pval(Y[:, 0], Yhat[:, 0], Yu[:, 0], null=0.5))[0]))
+    p = ppi_pvalues(Y, Yhat, Yu, null=0.5, lower=lower, upper=upper)
+    n = Y.shape[0]
+    se = est.half / stats.t.ppf(0.975, n - 1)  # the interval's standard error
+    assert p == pytest.approx(2 * stats.t.sf(np.abs(est.value - 0.5) / se, n - 1))
+    # p < 0.05 exactly when 0.5 lies outside the interval centred on the estimate
+    assert ((p < 0.05) == (np.abs(est.value - 0.5) > est.half)).all()
+
+
+def test_ppi_pvalue_is_ppi_pythons_at_large_n():
+    rng = np.random.default_rng(8)
+    n, N = 4000, 20000
+    y = rng.normal(0.3, 1, n)
+    yhat = y + rng.normal(0.1, 0.5, n)
+    yu = rng.normal(0.4, 1.1, N)
+    ours = ppi_pvalues(y, yhat, yu, null=0.33, lower=-10, upper=10)[0]
+    theirs = float(np.ravel(ppi_py.ppi_mean_pval(y, yhat, yu, null=0.33))[0])
+    assert 0.001 < theirs < 0.999 and ours == pytest.approx(theirs, rel=0.02, abs=0.002)
+    assert ours >= theirs * 0.98  # t with ddof 1: never the optimistic one
 
 
 def test_power_tuning_beats_plain_ppi_for_a_noisy_judge(data):

@@ -234,26 +234,28 @@ def ppi_means(Y, Yhat, Yhat_unlabeled, *, alpha: float = 0.05, lower: float = 0.
     return Means(value, lo, hi, tuple(notes), floored, half)
 
 
-def ppi_pvalues(Y, Yhat, Yhat_unlabeled, *, null: float = 0.0) -> np.ndarray:
-    """Two-sided PPI++ p-values of ``mean == null`` per column (``ppi_py.ppi_mean_pval``)."""
-    Y, Yhat, Yu = _matrix(Y, "Y"), _matrix(Yhat, "Yhat"), _matrix(Yhat_unlabeled, "Yhat_unlabeled")
+def ppi_pvalues(Y, Yhat, Yhat_unlabeled, *, null: float = 0.0, lower: float = 0.0, upper: float = 1.0) -> np.ndarray:
+    """Two-sided PPI++ p-values of ``mean == null`` per column, from the interval's own construction.
+
+    ``p = 2 * P(T_{n-1} > |estimate - null| / se)`` with ``se`` the standard error of :func:`ppi_means` (the
+    same ``lam``, ddof 1, variance floors and plus-two), so ``p < alpha`` exactly when ``null`` is outside the
+    ``1 - alpha`` interval centred on the estimate. ppi-python's ``ppi_mean_pval`` is the large-sample
+    version (normal quantile, ddof 0); the two agree as ``n`` grows (tested), and at 10-30 labeled queries
+    this one is not the optimistic one. A zero standard error (only with a constant judge and constant
+    human values, never in practice) gives 1 when the estimate equals ``null``, else 0.
+    """
     from scipy import stats
 
-    out = np.empty(Y.shape[1])
-    ppi = ppi_module() if Yu.shape[0] else None
-    for j in range(Y.shape[1]):
-        y, yh, yu = Y[:, j], Yhat[:, j], Yu[:, j]
-        if ppi is None:  # every query labeled: the classical z-test (lam = 0)
-            sd = y.std()
-            out[j] = (1.0 if y.mean() == null else 0.0) if sd == 0 else \
-                2 * stats.norm.sf(abs(y.mean() - null) / (sd / np.sqrt(len(y))))
-            continue
-        lam = 0.0 if np.ptp(np.concatenate([yh, yu])) == 0 else None
-        if lam == 0.0 and np.ptp(y) == 0:
-            out[j] = 1.0 if y[0] == null else 0.0
-            continue
-        out[j] = float(np.ravel(ppi.ppi_mean_pval(y, yh, yu, null=null, lam=lam))[0])
-    return out
+    from relgrade.stats import t_quantile
+
+    Y = _matrix(Y, "Y")
+    est = ppi_means(Y, Yhat, Yhat_unlabeled, lower=lower, upper=upper)
+    n = Y.shape[0]
+    se = est.half / t_quantile(n, 0.05)
+    gap = np.abs(est.value - null)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = 2 * stats.t.sf(gap / se, max(n - 1, 1))
+    return np.where(se > 0, p, np.where(gap == 0, 1.0, 0.0))
 
 
 def effective_n(n: int, human_width: float, ppi_width: float, *, floored: bool = False) -> float | None:

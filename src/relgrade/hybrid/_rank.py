@@ -10,7 +10,7 @@ For one metric and several runs (systems):
   means and their taus; replicates where a tau is undefined (all systems tie) are dropped and counted;
 * every pair of systems with ``b - a`` under each source: human and judge with the paired t interval
   and randomisation p-value of :func:`relgrade.metrics.paired_difference`, ppi with the PPI++ interval
-  (Student t, see :mod:`relgrade.hybrid._ppi`) and ppi-python's p-value of the per-query difference
+  (Student t, see :mod:`relgrade.hybrid._ppi`) and the p-value of the same construction for the per-query difference
   (``Y = human_b - human_a``, ``Yhat = judge_b - judge_a``);
   a pair *flips* when two sources order it in opposite directions (a tie under one source is no flip).
 
@@ -223,7 +223,7 @@ def rank_systems(
         D, Dhat = H[:, j] - H[:, i], J[:, j] - J[:, i]
         dp = (ratio_means(D[:, None], A, Dhat[:n, None], Ahat[:n], Dhat[n:, None], Ahat[n:], bounds=(-1.0, 1.0))
               if exclude else ppi_means(D, Dhat[:n], Dhat[n:], lower=-1.0, upper=1.0))  # a difference of [0, 1] metrics
-        p = float(ppi_pvalues(D, Dhat[:n], Dhat[n:])[0])
+        p = float(ppi_pvalues(D, Dhat[:n], Dhat[n:], lower=-1.0, upper=1.0)[0])  # as the interval dp (zero rule)
         by = {
             "human": SourceDifference(dh.diff, dh.ci95, dh.p_value, "paired randomisation (labeled queries)"),
             "judge": SourceDifference(dj.diff, dj.ci95, dj.p_value, "paired randomisation (all queries)"),
