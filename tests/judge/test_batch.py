@@ -398,26 +398,6 @@ def test_batch_status_of_a_missing_store_creates_nothing(tmp_path, capsys):
     assert not (tmp_path / "none").exists()
 
 
-@pytest.fixture
-def pg_url():
-    """A fresh schema on the PostgreSQL server of ``RELGRADE_TEST_PG`` (as tests/judge/test_shared_store.py)."""
-    import uuid
-
-    base = os.environ.get("RELGRADE_TEST_PG")
-    if not base:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but RELGRADE_TEST_PG is not set: .ci/run must start PostgreSQL")
-        pytest.skip("RELGRADE_TEST_PG not set (a postgresql:// URL of a test server)")
-    psycopg = pytest.importorskip("psycopg")
-    schema = f"t_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(base, autocommit=True, connect_timeout=5) as db:
-        db.execute(f"CREATE SCHEMA {schema}")
-    sep = "&" if "?" in base else "?"
-    yield f"{base}{sep}options=-csearch_path%3D{schema}"
-    with psycopg.connect(base, autocommit=True) as db:
-        db.execute(f"DROP SCHEMA {schema} CASCADE")
-
-
 def test_postgres_store_two_processes_and_a_resume(pg_url):
     """The ledger in a shared PostgreSQL store: two concurrent runs submit each pair once; a third run
     (another machine) finds nothing pending and pays nothing."""

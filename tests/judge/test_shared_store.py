@@ -14,7 +14,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -47,29 +46,6 @@ def _check_grades(out: Path, n: int) -> None:
 def _calls(stdout: str) -> int:
     line = next(x for x in stdout.splitlines() if x.startswith("judged "))
     return int(line.split(" calls, ")[0].rsplit(" ", 1)[1])
-
-
-@pytest.fixture
-def pg_url():
-    """A fresh schema on the PostgreSQL server of ``RELGRADE_TEST_PG``."""
-    base = os.environ.get("RELGRADE_TEST_PG")
-    if not base:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but RELGRADE_TEST_PG is not set: .ci/run must start PostgreSQL")
-        pytest.skip("RELGRADE_TEST_PG not set (a postgresql:// URL of a test server)")
-    psycopg = pytest.importorskip("psycopg") if os.environ.get("CI") != "true" else __import__("psycopg")
-    schema = f"t_{uuid.uuid4().hex[:10]}"
-    try:
-        with psycopg.connect(base, autocommit=True, connect_timeout=5) as db:
-            db.execute(f"CREATE SCHEMA {schema}")
-    except psycopg.OperationalError as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true but the PostgreSQL server of RELGRADE_TEST_PG is unreachable: {exc}")
-        pytest.skip(f"PostgreSQL server unreachable: {exc}")
-    sep = "&" if "?" in base else "?"
-    yield f"{base}{sep}options=-csearch_path%3D{schema}"
-    with psycopg.connect(base, autocommit=True) as db:
-        db.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
