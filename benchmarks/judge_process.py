@@ -14,7 +14,7 @@ Ideal wall time = pairs / concurrency x latency (1000 / 64 x 0.4 s = 6.25 s). Pr
 of each, its ratio ideal / wall, and relgrade's ratio to the bare loop's. Goal (issue 16): >= 0.85
 of ideal for the whole relgrade process.
 
-    python benchmarks/judge_process.py [--pairs 1000] [--concurrency 64] [--latency 0.4] [--rounds 3]
+    python benchmarks/judge_process.py [--pairs 1000] [--concurrency 64] [--latency 0.4] [--rounds 3] [--store postgresql://...]
 """
 
 from __future__ import annotations
@@ -83,12 +83,15 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency", type=float, default=0.4)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--store", default=None, help="a postgresql:// URL to judge into (default: a fresh SQLite "
+                        "file per round); every round's pairs are new, so a shared store pays each round")
     args = parser.parse_args()
     fakes = load_fakes()
     ideal = args.pairs / args.concurrency * args.latency
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(OPENAI_API_KEY="sk-bench-key-123456", PYTHONPATH=str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", ""))
     rows = []
+    salt = os.urandom(4).hex()
     with fakes.spawn_server(latency=args.latency, lifetime=1800.0) as server, tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for r in range(args.rounds):
@@ -97,10 +100,10 @@ def main() -> None:
             assert server.stats()["paid"] == args.pairs
             server.reset()
             run = tmp / f"run{r}.jsonl"
-            write_run(run, args.pairs, f"r{r}")
+            write_run(run, args.pairs, f"r{r}-{salt}")  # new texts: a shared --store pays every round
             cmd = [sys.executable, "-m", "relgrade.cli", "judge", "--run", str(run), "--depth", "10",
                    "--model", "openai/gpt-4o-mini", "--api-base", server.base_url, "--concurrency", str(args.concurrency),
-                   "--store", str(tmp / f"s{r}.sqlite"), "--out", str(tmp / f"o{r}.qrels")]
+                   "--store", args.store or str(tmp / f"s{r}.sqlite"), "--out", str(tmp / f"o{r}.qrels")]
             judge = timed(cmd, env, tmp)
             assert server.stats()["paid"] == args.pairs, server.stats()["paid"]
             rows.append((r, bare, judge))
