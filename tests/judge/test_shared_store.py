@@ -193,3 +193,35 @@ def test_a_judged_row_is_never_replaced(store_spec):
         assert db.claim(["k2"], "b:2:y", retry_before=float("inf")) == ({"k2"}, False)
         assert db.put("k2", model="m", prompt_hash="p", status="judged", grade=1, record={}, owner="b:2:y")
         assert db.get("k2")["grade"] == 1 and len(db) == 2
+
+
+def test_a_network_store_is_written_off_the_event_loop(server, tmp_path, fake_key, pg_url, monkeypatch):
+    """PostgreSQL claims and answers run on the judge's store thread, so a server round trip never stalls
+    the calls in flight; SQLite (microseconds) stays on the loop. Every pair judged right, each paid once."""
+    import threading
+
+    from relgrade.judge import Pair, judge_pairs
+    from relgrade.judge._postgres import PostgresStore
+    from relgrade.judge._sqlite import SQLiteStore
+
+    from .conftest import fast_config
+
+    seen: dict[str, set[str]] = {"postgres": set(), "sqlite": set()}
+    for cls, name in ((PostgresStore, "postgres"), (SQLiteStore, "sqlite")):
+        for method in ("put", "claim"):
+            original = getattr(cls, method)
+
+            def spy(self, *a, _original=original, _name=name, **k):
+                seen[_name].add(threading.current_thread().name.split("_")[0])
+                return _original(self, *a, **k)
+
+            monkeypatch.setattr(cls, method, spy)
+    pairs = [Pair(f"q{i // 10}", f"d{i}", f"query {i // 10}", f"chunk {i} [[grade={i % 4}]]") for i in range(60)]
+    for name, store in (("postgres", pg_url), ("sqlite", tmp_path / "s.sqlite")):
+        server.reset()
+        result = judge_pairs(pairs, model="openai/gpt-4o-mini", store=store, api_base=server.base_url,
+                             api_key=fake_key, config=fast_config(concurrency=16), handle_sigint=False)
+        assert [j.grade for j in result.judgments] == [i % 4 for i in range(60)]
+        assert server.stats()["paid"] == 60
+    assert seen["postgres"] == {"relgrade-store"}
+    assert seen["sqlite"] == {"MainThread"}

@@ -11,6 +11,7 @@ reported, not stored, asked again on the next run.
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -90,6 +91,7 @@ class Engine:
         self.stopped: str | None = None
         self.fatal: str | None = None
         self.stats = Counter()
+        self._pool = None  # the store thread of a network store (see _io)
 
     def _progress(self, unit: Unit) -> None:
         self.stats["done"] += len(unit.pairs)
@@ -135,6 +137,30 @@ class Engine:
                 rec["raw_answer"] = f"{previous.get('raw_answer')}\n---- repair ----\n{answer.content}"
                 rec["error"] = f"{previous.get('error')}; after one repair: {parsed.error}"
         return rec
+
+    async def _io(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run a store call: on the loop for SQLite (microseconds), on one worker thread for a store over the
+        network (``store.blocking``: PostgreSQL), so that a server round trip does not stall the calls in flight."""
+        if not getattr(self.store, "blocking", False):
+            return fn(*args)
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="relgrade-store")
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+
+    def close(self) -> None:
+        """Stop the store thread (if one was started)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    async def aacquire(self, unit: Unit) -> bool:
+        """:meth:`acquire` without blocking the event loop on a network store."""
+        return await self._io(self.acquire, unit)
+
+    async def _aput(self, key: str, rec: dict[str, Any]) -> dict[str, Any]:
+        return await self._io(self._put, key, rec)
 
     def acquire(self, unit: Unit) -> bool:
         """Claim the unit's unanswered keys (all or none) and reload what other processes answered;
@@ -184,10 +210,10 @@ class Engine:
             parsed = parse_answer(answer.content, self.prompt.scale, self.prompt.grade_key)
             rec = self._record(answer, parsed)
             if parsed.grade is not None:
-                unit.records[i] = self._put(key, rec)
+                unit.records[i] = await self._aput(key, rec)
                 return
             rec["status"] = "pending_repair"
-            unit.records[i] = first = self._put(key, rec)
+            unit.records[i] = first = await self._aput(key, rec)
             if first["status"] != "pending_repair":
                 return
         repair = [*messages, {"role": "assistant", "content": first.get("raw_answer") or ""},
@@ -197,7 +223,7 @@ class Engine:
         unit.paid_now = True
         parsed = parse_answer(answer.content, self.prompt.scale, self.prompt.grade_key)
         rec = self._record(answer, parsed, previous=first)
-        unit.records[i] = self._put(key, rec)
+        unit.records[i] = await self._aput(key, rec)
 
     async def judge_unit(self, unit: Unit) -> None:
         for i in range(self.config.samples):

@@ -124,7 +124,7 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
                 try:
                     if polled:
                         await asyncio.sleep(poll)
-                    if not engine.acquire(unit):
+                    if not await engine.aacquire(unit):
                         waiting.append(unit)
                         continue
                     await engine.judge_unit(unit)
@@ -174,6 +174,7 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
             if watcher is not None:
                 watcher.cancel()
             await caller.aclose()
+            engine.close()
             try:
                 db.release(owner)  # unfinished pairs go back to the pool at once (else after the lease)
             except InputError:

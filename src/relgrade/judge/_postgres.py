@@ -29,6 +29,8 @@ TABLES = (
 class PostgresStore(JudgmentStore):
     """A PostgreSQL judgment store (see :class:`relgrade.judge.JudgmentStore`)."""
 
+    blocking = True  # every call is a server round trip: the judge runs them off the event loop
+
     def __init__(self, url: str, *, lease_s: float = DEFAULT_LEASE_S, readonly: bool = False):
         self.path = redact(url)
         self.lease_s = float(lease_s)

@@ -90,7 +90,7 @@ class JudgeSession:
                 remaining.append(unit)
                 return
             try:
-                while not engine.acquire(unit):  # another process holds a claim: wait for its answer
+                while not await engine.aacquire(unit):  # another process holds a claim: wait for its answer
                     await asyncio.sleep(min(1.0, self.store.lease_s / 4))
                 await engine.judge_unit(unit)
             except Stop as stop:
@@ -128,6 +128,8 @@ class JudgeSession:
         """Close the caller's connections (of the current loop) and the store, if the session opened it."""
         if self._caller is not None and self._loop is asyncio.get_running_loop():
             await self._caller.aclose()
+        if self._engine is not None:
+            self._engine.close()
         self._caller = self._engine = self._loop = None
         self.close()
 
