@@ -97,6 +97,9 @@ def test_rank_systems_cli(files, tmp_path, capsys):
     assert set(data["ndcg@5"]["rankings"]) == {"human", "judge", "ppi"}
     assert data["ndcg@5"]["rankings"]["human"][0] == "run_a"
     assert "human vs judge" in data["ndcg@5"]["kendall_tau"]
+    # the tau CI is labeled for what it is, in the JSON and the printed table
+    assert data["ndcg@5"]["kendall_tau"]["human vs judge"]["interval"].startswith("descriptive")
+    assert "(tau CIs are descriptive" in capsys.readouterr().out
 
 
 def test_cli_user_errors_exit_2_with_one_line(files, tmp_path, capsys):
