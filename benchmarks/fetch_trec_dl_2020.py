@@ -41,8 +41,9 @@ def write_files(queries: dict[str, str], qrels: list[tuple[str, str, int]], text
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
-                    / "trec-dl-2020-passage")
+    from _trec_dl import DATA
+
+    ap.add_argument("--out", type=Path, default=DATA)
     args = ap.parse_args()
     try:
         import ir_datasets

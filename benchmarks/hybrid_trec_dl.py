@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec-dl-2020-passage"
+from _trec_dl import DATA, noisy  # noqa: E402 - benchmarks/ is the script folder, first on sys.path
 
 
 def load(path: Path):
@@ -79,11 +79,6 @@ def systems(pools, seed: int = 0):
             runs[name][qid] = dict(zip(pool["pids"], map(float, sims)))
         runs["random"][qid] = dict(zip(pool["pids"], map(float, rng.random(len(pool["pids"])))))
     return runs
-
-
-def noisy(labels, p: float, rng):
-    return {q: {d: (int(rng.integers(0, 4)) if rng.random() < p else g) for d, g in docs.items()}
-            for q, docs in labels.items()}
 
 
 def main() -> None:

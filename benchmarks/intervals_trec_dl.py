@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec-dl-2020-passage"
+from _trec_dl import DATA, noisy  # noqa: E402 - benchmarks/ is the script folder, first on sys.path
 JUDGES = {"good": 0.1, "medium": 0.3, "useless": 1.0}
 SIGMAS = (3.0, 6.0, 12.0)
 METRICS = (("recall@5", 1, "recall@5 (>=1)"), ("recall@5", 2, "recall@5 (>=2)"), ("ndcg@10", 1, "nDCG@10"),
@@ -46,11 +46,6 @@ def load(path: Path) -> dict[str, dict[str, int]]:
             row = json.loads(line)
             labels.setdefault(str(row["qid"]), {})[str(row["pid"])] = int(row["label"])
     return labels
-
-
-def noisy(labels, p: float, rng):
-    return {q: {d: (int(rng.integers(0, 4)) if rng.random() < p else g) for d, g in docs.items()}
-            for q, docs in labels.items()}
 
 
 def main() -> None:

@@ -43,9 +43,9 @@ from relgrade.judge._batch_store import BatchRow
 from relgrade.judge._call import Answer, import_litellm, key_env, price_per_token, provider_of
 from relgrade.judge._config import JudgeConfig
 from relgrade.judge._budget import Budget
-from relgrade.judge._engine import _REPAIR, Engine, aggregate, fan_out, is_done, make_units
+from relgrade.judge._engine import _REPAIR, Engine, aggregate, fan_out, is_done, load_records, make_units, unit_done
 from relgrade.judge._judge import _resolve
-from relgrade.judge._results import JudgeResult, Judgment
+from relgrade.judge._results import JudgeResult, Judgment, in_pairs_order
 from relgrade.judge._parse import parse_answer
 from relgrade.judge._pool import Pair
 from relgrade.judge._prompt import Prompt
@@ -355,9 +355,8 @@ async def _loop(run: _BatchRun, units, poll_interval: float, on_poll, stop_event
     db = run.db
     stopped = None
     try:
-        stored = db.get_many([k for u in units for k in u.keys])
+        load_records(units, db, run.prompt)
         for unit in units:
-            unit.records = {i: stored[k] for i, k in enumerate(unit.keys) if k in stored}
             for i, k in enumerate(unit.keys):
                 run.where[k] = (unit, i)
         over_budget = False
@@ -408,22 +407,21 @@ def _result(pairs, units, run: _BatchRun, model, prompt_obj, config, stopped, di
     if direct is not None:
         judgments.extend(direct.judgments)
         remaining.extend(direct.remaining)
-        direct_ids = {(j.query_id, j.doc_id) for j in direct.judgments} | {(p.query_id, p.doc_id) for p in direct.remaining}
+        direct_ids = ({(j.query_id, j.doc_id, j.text) for j in direct.judgments}
+                      | {(p.query_id, p.doc_id, p.text) for p in direct.remaining})  # one doc id may have two texts
     for unit in units:
-        if (unit.pairs[0].query_id, unit.pairs[0].doc_id) in direct_ids:
+        if (unit.pairs[0].query_id, unit.pairs[0].doc_id, unit.pairs[0].text) in direct_ids:
             continue
-        if all(is_done(unit.records.get(i), config) for i in range(config.samples)):
+        if unit_done(unit, config):
             judgments.extend(fan_out(unit, aggregate(unit, model, prompt_obj, config.samples, not unit.paid_now)))
         elif any(k in run.failed for k in unit.keys):
             unit.failed = "; ".join(sorted({run.errors[k] for k in unit.keys if k in run.errors}))[:300]
             judgments.extend(fan_out(unit, aggregate(unit, model, prompt_obj, config.samples, False)))
         else:
             remaining.extend(unit.pairs)
-    order = {(p.query_id, p.doc_id, p.text): n for n, p in enumerate(pairs)}  # one doc id may have two texts
-    judgments.sort(key=lambda j: order.get((j.query_id, j.doc_id, j.text), 0))
-    remaining.sort(key=lambda p: order.get((p.query_id, p.doc_id, p.text), 0))
+    ordered, left = in_pairs_order(pairs, judgments, remaining)
     cost = run.spent + (direct.cost_usd if direct else 0.0)
-    return JudgeResult(tuple(judgments), tuple(remaining), model=model, prompt_hash=prompt_obj.hash, stopped=stopped,
+    return JudgeResult(ordered, left, model=model, prompt_hash=prompt_obj.hash, stopped=stopped,
                        cost_usd=cost, n_calls=run.calls + (direct.n_calls if direct else 0),
                        cost_unknown=run.unknown + (direct.cost_unknown if direct else 0), store=str(db.path))
 

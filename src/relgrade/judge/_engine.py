@@ -81,6 +81,19 @@ def is_done(record: dict[str, Any] | None, config: JudgeConfig) -> bool:
     return record["status"] == "unjudged" and not config.retry_unjudged
 
 
+def load_records(units: list[Unit], store: JudgmentStore, prompt: Prompt) -> None:
+    """Attach to each unit what the store holds for its keys (one read, grades validated against the prompt)."""
+    stored = store.get_many([k for u in units for k in u.keys])
+    check_grades(stored, prompt, str(store.path))
+    for unit in units:
+        unit.records = {i: stored[k] for i, k in enumerate(unit.keys) if k in stored}
+
+
+def unit_done(unit: Unit, config: JudgeConfig) -> bool:
+    """Every sample of the unit is answered (see :func:`is_done`)."""
+    return all(is_done(unit.records.get(i), config) for i in range(config.samples))
+
+
 class Engine:
     def __init__(self, model: str, prompt: Prompt, store: JudgmentStore, config: JudgeConfig, caller: Caller,
                  budget: Budget, on_progress: Callable[[dict[str, Any]], None] | None, *, owner: str,
@@ -141,7 +154,7 @@ class Engine:
     async def _io(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Run a store call: on the loop for SQLite (microseconds), on one worker thread for a store over the
         network (``store.blocking``: PostgreSQL), so that a server round trip does not stall the calls in flight."""
-        if not getattr(self.store, "blocking", False):
+        if not self.store.blocking:
             return fn(*args)
         if self._pool is None:
             from concurrent.futures import ThreadPoolExecutor

@@ -15,10 +15,12 @@ from relgrade._errors import InputError
 from relgrade.judge._budget import Budget, Stop
 from relgrade.judge._call import Caller, FatalCallError, Halted, check_local, count_tokens, price_per_token
 from relgrade.judge._config import JudgeConfig
-from relgrade.judge._engine import Engine, Unit, aggregate, check_grades, fan_out, is_done, make_units
+from relgrade.judge._engine import (
+    Engine, Unit, aggregate, check_grades, fan_out, is_done, load_records, make_units, unit_done,
+)
 from relgrade.judge._pool import Pair
 from relgrade.judge._prompt import Prompt, load_prompt
-from relgrade.judge._results import DryRun, JudgeResult, Judgment
+from relgrade.judge._results import DryRun, JudgeResult, Judgment, in_pairs_order
 from relgrade.judge._store import JudgmentStore, new_owner, open_store
 
 __all__ = ["DEFAULT_MODEL", "DryRun", "JudgeResult", "Judgment", "ajudge_pairs", "estimate", "judge_pairs"]
@@ -97,13 +99,11 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
         budget = Budget(config.max_cost, model)
         caller = Caller(model, config, api_base=api_base, api_key=api_key, api_key_env=api_key_env)
         engine = Engine(model, prompt_obj, db, config, caller, budget, on_progress, owner=owner, started=time.time())
-        stored = db.get_many([k for u in units for k in u.keys])
-        check_grades(stored, prompt_obj, str(db.path))
+        load_records(units, db, prompt_obj)
         todo: list[Unit] = []
         finished: list[Unit] = []
         for unit in units:
-            unit.records = {i: stored[k] for i, k in enumerate(unit.keys) if k in stored}
-            if all(is_done(unit.records.get(i), config) for i in range(config.samples)):
+            if unit_done(unit, config):
                 finished.append(unit)
                 engine._progress(unit)
             else:
@@ -187,10 +187,8 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
         judgments: list[Judgment] = []
         for unit in finished:
             judgments.extend(fan_out(unit, aggregate(unit, model, prompt_obj, config.samples, not unit.paid_now)))
-        order = {(p.query_id, p.doc_id, p.text): n for n, p in enumerate(pairs)}  # one doc id may have two texts
-        judgments.sort(key=lambda j: order.get((j.query_id, j.doc_id, j.text), 0))
-        left = sorted((p for u in remaining for p in u.pairs), key=lambda p: order.get((p.query_id, p.doc_id, p.text), 0))
-        return JudgeResult(tuple(judgments), tuple(left), model=model, prompt_hash=prompt_obj.hash,
+        ordered, left = in_pairs_order(pairs, judgments, (p for u in remaining for p in u.pairs))
+        return JudgeResult(ordered, left, model=model, prompt_hash=prompt_obj.hash,
                            stopped=engine.stopped, cost_usd=budget.spent, n_calls=budget.calls,
                            cost_unknown=budget.unknown, store=str(db.path), retries=tuple(caller.sleeps))
     finally:

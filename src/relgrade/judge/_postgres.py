@@ -29,7 +29,7 @@ TABLES = (
 class PostgresStore(JudgmentStore):
     """A PostgreSQL judgment store (see :class:`relgrade.judge.JudgmentStore`)."""
 
-    blocking = True  # every call is a server round trip: the judge runs them off the event loop
+    blocking = True
 
     def __init__(self, url: str, *, lease_s: float = DEFAULT_LEASE_S, readonly: bool = False):
         self.path = redact(url)

@@ -4,7 +4,7 @@ and the :class:`DryRun` estimate."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,6 +136,15 @@ class JudgeResult:
         return {"pairs": len(self.judgments) + len(self.remaining), "judged": c["judged"],
                 "cached": sum(j.cached for j in self.judgments), "unjudged": c["unjudged"],
                 "failed": c["failed"], "remaining": len(self.remaining)}
+
+
+def in_pairs_order(pairs: "Iterable[Pair]", judgments: "Iterable[Judgment]",
+                   remaining: "Iterable[Pair]") -> tuple[tuple[Judgment, ...], tuple[Pair, ...]]:
+    """Judgments and remaining pairs in the order of ``pairs`` (query id, doc id *and* text: one doc id may
+    have two texts)."""
+    order = {(p.query_id, p.doc_id, p.text): n for n, p in enumerate(pairs)}
+    return (tuple(sorted(judgments, key=lambda j: order.get((j.query_id, j.doc_id, j.text), 0))),
+            tuple(sorted(remaining, key=lambda p: order.get((p.query_id, p.doc_id, p.text), 0))))
 
 
 @dataclass(frozen=True)

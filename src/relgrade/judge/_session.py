@@ -23,11 +23,11 @@ from relgrade._errors import InputError
 from relgrade.judge._budget import Budget, Stop
 from relgrade.judge._call import Caller, FatalCallError, Halted, check_local
 from relgrade.judge._config import JudgeConfig
-from relgrade.judge._engine import Engine, aggregate, check_grades, fan_out, is_done, make_units
+from relgrade.judge._engine import Engine, aggregate, fan_out, load_records, make_units, unit_done
 from relgrade.judge._judge import _resolve
 from relgrade.judge._pool import Pair
 from relgrade.judge._prompt import Prompt
-from relgrade.judge._results import JudgeResult
+from relgrade.judge._results import JudgeResult, in_pairs_order
 from relgrade.judge._store import JudgmentStore, new_owner, open_store
 
 
@@ -75,13 +75,8 @@ class JudgeSession:
         pairs = list(pairs)
         units = make_units(pairs, self.model, self.prompt, self.config)
         engine = self._engine_for_loop()
-        stored = self.store.get_many([k for u in units for k in u.keys])
-        check_grades(stored, self.prompt, str(self.store.path))
-        todo = []
-        for unit in units:
-            unit.records = {i: stored[k] for i, k in enumerate(unit.keys) if k in stored}
-            if not all(is_done(unit.records.get(i), self.config) for i in range(self.config.samples)):
-                todo.append(unit)
+        load_records(units, self.store, self.prompt)
+        todo = [unit for unit in units if not unit_done(unit, self.config)]
         remaining: list = []
         calls_before = self.budget.calls
 
@@ -116,10 +111,8 @@ class JudgeSession:
             if id(unit) not in left:
                 judgments.extend(fan_out(unit, aggregate(unit, self.model, self.prompt, self.config.samples,
                                                            not unit.paid_now)))
-        order = {(p.query_id, p.doc_id, p.text): n for n, p in enumerate(pairs)}  # one doc id may have two texts
-        judgments.sort(key=lambda j: order.get((j.query_id, j.doc_id, j.text), 0))
-        rest = sorted((p for u in remaining for p in u.pairs), key=lambda p: order.get((p.query_id, p.doc_id, p.text), 0))
-        return JudgeResult(tuple(judgments), tuple(rest), model=self.model, prompt_hash=self.prompt.hash,
+        ordered, rest = in_pairs_order(pairs, judgments, (p for u in remaining for p in u.pairs))
+        return JudgeResult(ordered, rest, model=self.model, prompt_hash=self.prompt.hash,
                            stopped=self.stopped, cost_usd=self.budget.spent,
                            n_calls=self.budget.calls - calls_before, cost_unknown=self.budget.unknown,
                            store=str(self.store.path))

@@ -112,15 +112,17 @@ def decode(key: str, status: Any, grade: Any, record: Any, where: str) -> dict[s
 
 
 class JudgmentStore:
-    """The store interface (both backends). Use from one thread (the judge's event loop).
+    """The store interface (both backends). Use from one thread at a time (the judge's event loop, or its
+    store thread when ``blocking``).
 
     ``lease_s`` is the claim lease; ``readonly`` opens an existing store for reading only (a dry run)
-    and never creates one.
+    and never creates one; ``blocking``: every call is a server round trip (the judge runs them off its loop).
     """
 
     path: Any
     lease_s: float = DEFAULT_LEASE_S
     readonly: bool = False
+    blocking: bool = False
 
     def __new__(cls, path: "str | Path" = DEFAULT_STORE, **kw: Any):
         if cls is JudgmentStore:  # pick the backend; Python then runs its __init__(path, **kw)
