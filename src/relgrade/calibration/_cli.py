@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from relgrade._errors import InputError
-from relgrade.metrics._settings import DEFAULT_N_BOOT
+from relgrade._defaults import DEFAULT_N_BOOT
 
 
 def parse_scale(text: str) -> tuple[int, ...]:

@@ -25,13 +25,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from relgrade._defaults import DEFAULT_N_BOOT  # one definition (light module), re-exported here
 from relgrade._errors import InputError
 
 NO_ANSWER_MODES = ("exclude", "zero")
 DEFAULT_NO_ANSWER = "exclude"
 NO_ANSWER_HELP = ("Queries with no relevant doc: 'exclude' keeps them out of the means (reported apart), "
                   "'zero' counts them as 0 like trec_eval.")
-DEFAULT_N_BOOT = 1000
 
 # settings that define the estimand: reports differing in one of them are not comparable
 _COMPARED = (
