@@ -48,6 +48,7 @@ from relgrade.metrics._settings import (
 )
 from relgrade.hybrid._coverage import coverage
 from relgrade.hybrid._ppi import Means, effective_n, human_only_means, ppi_means
+from relgrade.stats import at_bounds
 
 
 @dataclass(frozen=True)
@@ -187,10 +188,8 @@ def ratio_means(Y, A, Yhat, Ahat, Yhat_u, Ahat_u, *, alpha: float = 0.05,
 
     # a 0/1 metric (0/1 under both labelings): the plus-two pseudo-queries of ppi_means, answerable, with
     # Y = 0 / judge 1 and Y = 1 / judge 0, so Z = Y - r gets (-r, 1 - r) against the judge's (1 - r, -r)
-    def binary(a: np.ndarray) -> np.ndarray:
-        return ((a == 0.0) | (a == 1.0)).all(axis=0) if len(a) else np.ones(a.shape[1], bool)
-
-    use = np.tile(binary(Y) & binary(Yhat) & binary(Yhat_u), 3) if tuple(bounds) == (0.0, 1.0) else np.zeros(3 * m, bool)
+    binary = at_bounds(Y, 0, 1) & at_bounds(Yhat, 0, 1) & at_bounds(Yhat_u, 0, 1)
+    use = np.tile(binary, 3) if tuple(bounds) == (0.0, 1.0) else np.zeros(3 * m, bool)
 
     def at(r: np.ndarray) -> Means:  # r: (3m,) candidate ratios, one per (target, metric) column
         pseudo = (use, np.vstack([-r, 1 - r]), np.vstack([1 - r, -r]))

@@ -168,7 +168,7 @@ def ppi_means(Y, Yhat, Yhat_unlabeled, *, alpha: float = 0.05, lower: float = 0.
     which columns get them, ``Y_pseudo`` and ``Yhat_pseudo`` (2 × m) are the two pseudo-queries'
     values (by default the 0/1 columns, with ``(lower, upper)`` paired with ``(upper, lower)``).
     """
-    from relgrade.stats import floored_variance, t_quantile
+    from relgrade.stats import at_bounds, floored_variance, t_quantile
 
     if not 0 < alpha < 1:
         raise InputError(f"alpha must be in (0, 1), got {alpha!r}")
@@ -200,9 +200,8 @@ def ppi_means(Y, Yhat, Yhat_unlabeled, *, alpha: float = 0.05, lower: float = 0.
         rect_var = np.where(human_floor, rect_var + floored_variance(Y, lower, upper), rect_var)
     floored = agree_floor | human_floor
     if pseudo is None:  # 0/1 metric under both labelings: plus-two (module docstring)
-        at_bounds = [(np.isclose(a, lower, rtol=0, atol=1e-12) | np.isclose(a, upper, rtol=0, atol=1e-12)).all(axis=0)
-                     for a in (Y, Yhat, Yu)]
-        use = at_bounds[0] & ((at_bounds[1] & at_bounds[2]) | constant_judge)  # constant judge: lam = 0, human-only
+        binary = [at_bounds(a, lower, upper) for a in (Y, Yhat, Yu)]
+        use = binary[0] & ((binary[1] & binary[2]) | constant_judge)  # constant judge: lam = 0, human-only
         Yp = np.vstack([np.full(m, lower), np.full(m, upper)])
         pseudo = (use, Yp, Yp[::-1])
     use, Yp, Yhp = (np.asarray(a, dtype=np.float64) for a in pseudo)

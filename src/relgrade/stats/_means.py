@@ -73,6 +73,16 @@ def floored_variance(x: np.ndarray, lower: float | np.ndarray, upper: float | np
     return np.where(np.ptp(x, axis=0) == 0, s2_plus, s2)
 
 
+def at_bounds(x, lower: float, upper: float) -> np.ndarray:
+    """Per column of ``x`` (rows = queries): every value is ``lower`` or ``upper`` (a 0/1 metric, up to
+    rounding), the columns that get plus-two. An empty column counts as at the bounds."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[:, None]
+    eps = 1e-9 * (upper - lower)
+    return (np.isclose(x, lower, rtol=0, atol=eps) | np.isclose(x, upper, rtol=0, atol=eps)).all(axis=0)
+
+
 def mean_intervals(x, *, alpha: float = 0.05, lower: float = 0.0, upper: float = 1.0) -> MeanIntervals:
     """Mean and ``1 - alpha`` interval of each column of ``x`` (rows = queries; module docstring).
 
@@ -93,7 +103,7 @@ def mean_intervals(x, *, alpha: float = 0.05, lower: float = 0.0, upper: float =
     t = t_quantile(n, alpha)
     half = t * np.sqrt(floored_variance(x, lower, upper) / n)
     centre = mean
-    binary = (np.isclose(x, lower, rtol=0, atol=eps) | np.isclose(x, upper, rtol=0, atol=eps)).all(axis=0)
+    binary = at_bounds(x, lower, upper)
     if binary.any():  # 0/1 values: one pseudo-observation at each bound (plus-two, after Agresti & Coull)
         plus = np.vstack([x, np.full((1, x.shape[1]), lower), np.full((1, x.shape[1]), upper)])
         centre = np.where(binary, plus.mean(axis=0), mean)
