@@ -110,6 +110,9 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
     from relgrade.metrics._settings import check_n_boot
 
     check_n_boot(n_boot)
+    from relgrade.io._outputs import check_outputs
+
+    check_outputs({"--json": json_out, "--report": report_out}, {"--judge": judges, "--human": human})
     scale_t = parse_scale(scale)
     if json_out and Path(json_out).is_dir():
         raise InputError("--json must be a file path, not a directory", path=json_out)
@@ -228,6 +231,10 @@ def sample(judge, design, n, target_halfwidth, assumed_kappa, run_paths, depth, 
         raise InputError("give exactly one of --n or --target-halfwidth (e.g. --target-halfwidth 0.05)")
     if depth is not None and (design != "queries" or not run_paths):
         raise InputError("--depth pools a run's top K for --design queries; give it with --run and --design queries")
+    from relgrade.io._outputs import check_outputs
+
+    check_outputs({"--out": out}, {"--judge": judge, "--run": run_paths, "--corpus": corpus, "--queries": queries_path,
+                                   "--exclude": exclude})
     check_writable(out)
     scale_t = parse_scale(scale)
     jl = read_judge(judge, scale=scale_t)

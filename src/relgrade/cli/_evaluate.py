@@ -54,6 +54,9 @@ def evaluate(run_path, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot
 
     chosen = parse_metrics(metrics, ks)
     check_n_boot(n_boot)
+    from relgrade.io._outputs import check_outputs
+
+    check_outputs({"--json": json_out}, {"--run": run_path, "--qrels": qrels_path})
     qrels, run = _load(run_path, qrels_path)
     hybrid = _hybrid_labels(qrels_path, run)
     if hybrid is not None:
@@ -158,6 +161,9 @@ def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_b
 
     chosen = parse_metrics(metrics, ks)
     check_n_boot(n_boot)
+    from relgrade.io._outputs import check_outputs
+
+    check_outputs({"--json": json_out}, {"--run-a": run_a, "--run-b": run_b, "--qrels": qrels_path})
     qrels = read_qrels(qrels_path)
     reports = [
         run_evaluate(qrels, read_run(path), chosen, rel_threshold=rel_threshold,

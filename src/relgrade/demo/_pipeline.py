@@ -47,6 +47,34 @@ def _write_json(path: Path, data: Any) -> Path:
     return path
 
 
+_OUTPUTS = ("golden.jsonl", "human_labels.csv", "judge.qrels", "judge.qrels.details.jsonl", "calibration.json",
+            "calibration.html", "hybrid.jsonl", "hybrid.jsonl.stale.jsonl", "gate.json", "summary.json", "report.html")
+"""The files the demo writes into ``--out`` (besides ``runs/`` and the ``eval_*`` and ``estimate_*`` reports)."""
+
+
+def _store_path(store: str | Path | None, out: Path) -> Path:
+    """The demo's SQLite store, refused when it is a URL or one of the files the demo writes into ``out``."""
+    import os
+
+    from relgrade.judge import DEFAULT_STORE
+    from relgrade.judge._store import is_url
+
+    if store is not None and is_url(str(store)):  # never echoed: a URL may hold a password
+        raise InputError("--store: the demo keeps its judgments in a SQLite file; give a file path "
+                         "(a postgresql:// store is for relgrade judge)")
+    path = Path(store) if store is not None else DEFAULT_STORE
+    try:
+        rel = Path(os.path.relpath(os.path.realpath(path), os.path.realpath(out)))
+    except ValueError:  # another drive
+        return path
+    if not rel.parts or rel.parts[0] == "..":
+        return path
+    if rel.parts[0] == "runs" or (len(rel.parts) == 1 and (rel.name in _OUTPUTS or rel.name.startswith(("eval_", "estimate_")))):
+        raise InputError(f"--store {path} is a file the demo writes into --out {out}; put the store elsewhere "
+                         f"(default {DEFAULT_STORE})")
+    return path
+
+
 def _writable_dir(out: Path, what: str) -> None:
     if out.exists() and not out.is_dir():
         raise InputError(f"{what} {out}: that is a file, not a directory; give a new or existing directory")
@@ -83,14 +111,14 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
     from relgrade.hybrid import (
         crossfit_for_ppi, estimate, merge_labels, read_human_labels, read_judge_labels, read_mapping, write_hybrid,
     )
-    from relgrade.judge import DEFAULT_MODEL, DEFAULT_STORE, JudgeConfig, judge_pairs, pool
+    from relgrade.judge import DEFAULT_MODEL, JudgeConfig, judge_pairs, pool
     from relgrade.judge._cli import _write_outputs, details_path
     from relgrade.judge._progress import Progress
     from relgrade.metrics import parse_metrics
 
     out = Path(out)
+    store = _store_path(store, out)
     _writable_dir(out, "--out")
-    store = Path(store) if store is not None else DEFAULT_STORE
     _writable_dir(store.parent, "the judgment store's folder")
     model = model or DEFAULT_MODEL
     if concurrency is None:

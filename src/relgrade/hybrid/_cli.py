@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from relgrade._errors import InputError
+from relgrade.io._outputs import check_outputs
 from relgrade.cli._evaluate import K_HELP, METRIC_HELP
 from relgrade.metrics._measures import DEFAULT_RANK_METRIC
 from relgrade.metrics._settings import DEFAULT_N_BOOT, DEFAULT_NO_ANSWER, NO_ANSWER_HELP, NO_ANSWER_MODES
@@ -90,6 +91,8 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, no_an
     from relgrade.metrics import parse_metrics
 
     chosen = parse_metrics(metrics, ks)
+    check_outputs({"--json": json_out}, {"--run": run_path, "--human": human_path, "--judge": judge_path,
+                                         "--mapping": mapping_path, "--forbidden": forbidden_path})
     forbidden = _forbidden(forbidden_path)
     human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path, rel_threshold, ppi=True)
     from relgrade.hybrid import crossfit_for_ppi
@@ -144,6 +147,9 @@ def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, sh
 
     if not human_path and not judge_path:
         raise InputError("give --human, --judge or both")
+    check_outputs({"--out": out, "--out (its stale labels)": f"{out}.stale.jsonl"},
+                  {"--human": human_path, "--judge": judge_path, "--corpus": corpus_path, "--run": run_paths,
+                   "--mapping": mapping_path})
     if Path(out).suffix.lower() not in {".jsonl", ".ndjson"}:
         raise InputError("--out must end in .jsonl (one label per line with its provenance)", path=out)
     mapping = read_mapping(mapping_path) if mapping_path else None
@@ -204,6 +210,8 @@ def rank_systems(run_paths, human_path, judge_path, metrics, rel_threshold, no_a
     if len(run_paths) < 2:
         raise InputError(f"--run: ranking systems needs at least 2 runs, got {len(run_paths)}")
     check_n_boot(n_boot)
+    check_outputs({"--json": json_out}, {"--run": run_paths, "--human": human_path, "--judge": judge_path,
+                                         "--mapping": mapping_path})
     chosen = parse_metrics(metrics or [DEFAULT_RANK_METRIC])
     human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path, rel_threshold, ppi=True)
     from relgrade.hybrid import crossfit_for_ppi

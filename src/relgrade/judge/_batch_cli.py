@@ -21,15 +21,17 @@ def print_batch_price(plan, model: str) -> None:
 
 
 def print_batch_status(store, model: str | None) -> int:
-    """``--batch-status``: one line per open batch of the store's ledger."""
-    from relgrade.judge import DEFAULT_STORE
+    """``--batch-status``: one line per open batch of the store's ledger (``--store``, else ``$RELGRADE_STORE``, else
+    the default file); the store is named as every message names it (a URL without its password)."""
     from relgrade.judge._batch import batch_status
+    from relgrade.judge._store import store_name
 
-    rows = batch_status(store or DEFAULT_STORE, model=model)
+    rows = batch_status(store or None, model=model)
+    name = store_name(store or None)
     if not rows:
-        click.echo(f"no pending batches in {store or DEFAULT_STORE}")
+        click.echo(f"no pending batches in {name}")
         return 0
-    click.echo(f"{len(rows)} pending batches in {store or DEFAULT_STORE}:")
+    click.echo(f"{len(rows)} pending batches in {name}:")
     for r in rows:
         age = time.time() - r.created
         click.echo(f"  {r.batch_id or '(not created yet)'}  {r.provider}  {r.model}  {r.requests} requests  "

@@ -143,6 +143,14 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     choose_transport(model, transport, api_base[0] if isinstance(api_base, list) else api_base)  # --transport http with a non-openai/ model: exit 2 before reading runs
     if lease is not None and not (lease > 0 and lease < float("inf")):
         raise InputError(f"--lease {lease}: give a number of seconds above 0")
+    if out:
+        from relgrade.io._outputs import check_outputs
+        from relgrade.judge._store import store_spec
+
+        prompt_file = prompt if prompt is not None and Path(str(prompt)).is_file() else None
+        check_outputs({"--out": out, "--out (its details file)": details_path(out)},
+                      {"--run": runs, "--corpus": corpus, "--queries": queries, "--prompt": prompt_file},
+                      {"--store": store_spec(store or None)})
     loaded = [read_run(path) for path in runs]
     pairs = pool(loaded, depth, corpus=read_corpus(corpus) if corpus else None,
                  queries=read_queries(queries) if queries else None)

@@ -14,7 +14,8 @@ import time
 from typing import Any, Mapping
 
 from relgrade._errors import InputError
-from relgrade.judge._store import COLUMNS, DEFAULT_LEASE_S, JudgmentStore, decode, gone, redact
+from relgrade._redact import redact_text, redact_url
+from relgrade.judge._store import COLUMNS, DEFAULT_LEASE_S, JudgmentStore, decode, gone
 
 __all__ = ["PostgresStore"]
 
@@ -32,7 +33,8 @@ class PostgresStore(JudgmentStore):
     blocking = True
 
     def __init__(self, url: str, *, lease_s: float = DEFAULT_LEASE_S, readonly: bool = False):
-        self.path = redact(url)
+        self.path = redact_url(url)
+        self._url = url  # kept only to mask its secrets in the driver's messages
         self.lease_s = float(lease_s)
         self.readonly = readonly
         self._db = None
@@ -57,7 +59,7 @@ class PostgresStore(JudgmentStore):
             self._fail(exc)
 
     def _fail(self, exc: Exception):
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        msg = redact_text(str(exc).strip().splitlines()[0], self._url) if str(exc).strip() else type(exc).__name__
         if self._db is not None:
             try:
                 self._db.close()
@@ -164,7 +166,7 @@ class PostgresStore(JudgmentStore):
                     db.execute("INSERT INTO claims (key, owner, expires) VALUES ('relgrade-write-probe', '', 0) "
                                "ON CONFLICT (key) DO NOTHING")
             except self._errors as exc:
-                raise InputError(f"judgment store: cannot write ({str(exc).strip().splitlines()[0]}); grant INSERT "
+                raise InputError(f"judgment store: cannot write ({redact_text(str(exc).strip().splitlines()[0], self._url)}); grant INSERT "
                                  "and UPDATE on judgments and claims, or pass another --store", path=self.path) from None
 
         self._run(probe)

@@ -31,7 +31,8 @@ from typing import Any, Mapping
 
 from relgrade._errors import InputError
 
-__all__ = ["DEFAULT_LEASE_S", "DEFAULT_STORE", "STORE_ENV", "JudgmentStore", "judgment_key", "open_store", "new_owner"]
+__all__ = ["DEFAULT_LEASE_S", "DEFAULT_STORE", "STORE_ENV", "JudgmentStore", "judgment_key", "new_owner", "open_store",
+           "store_name", "store_spec"]
 
 DEFAULT_STORE = Path(".relgrade") / "judgments.sqlite"
 STORE_ENV = "RELGRADE_STORE"
@@ -76,22 +77,6 @@ def gone(owner: str) -> bool:
 
 def is_url(spec: str | Path) -> bool:
     return isinstance(spec, str) and spec.startswith(("postgresql://", "postgres://"))
-
-
-def redact(url: str) -> str:
-    """``postgresql://user:SECRET@host/db`` -> ``postgresql://user:***@host/db`` (never print a password)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    try:
-        parts = urlsplit(url)
-        netloc = parts.netloc
-        if "@" in netloc:
-            cred, host = netloc.rsplit("@", 1)
-            user = cred.split(":", 1)[0]
-            netloc = f"{user}:***@{host}" if ":" in cred else f"{user}@{host}"
-        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    except ValueError:
-        return "postgresql://***"
 
 
 def decode(key: str, status: Any, grade: Any, record: Any, where: str) -> dict[str, Any]:
@@ -190,6 +175,13 @@ class JudgmentStore:
         self.close()
 
 
+def store_spec(spec: "str | Path | None") -> "str | Path":
+    """The store a ``--store`` value names: itself, else ``$RELGRADE_STORE``, else :data:`DEFAULT_STORE`."""
+    if spec is None or spec == "":
+        return os.environ.get(STORE_ENV) or DEFAULT_STORE
+    return spec
+
+
 def open_store(spec: "str | Path | JudgmentStore | None" = None, *, readonly: bool = False,
                lease_s: float | None = None) -> "tuple[JudgmentStore | None, bool]":
     """``(store, owned)`` for ``spec``: a store object as is, a ``postgresql://`` URL, a SQLite path, or
@@ -197,11 +189,23 @@ def open_store(spec: "str | Path | JudgmentStore | None" = None, *, readonly: bo
     ``(None, False)``: nothing is created."""
     if isinstance(spec, JudgmentStore):
         return spec, False
-    if spec is None or spec == "":
-        spec = os.environ.get(STORE_ENV) or DEFAULT_STORE
+    spec = store_spec(spec)
     if readonly and not is_url(spec) and not Path(spec).exists():
         return None, False
     kw: dict[str, Any] = {"readonly": readonly}
     if lease_s is not None:
         kw["lease_s"] = lease_s
     return JudgmentStore(spec, **kw), True
+
+
+def store_name(spec: "str | Path | JudgmentStore | None" = None) -> str:
+    """How messages name the store ``spec`` resolves to (see :func:`open_store`): a path, or a URL without its
+    password (:func:`relgrade._redact.redact_url`)."""
+    if isinstance(spec, JudgmentStore):
+        return str(spec.path)
+    spec = store_spec(spec)
+    if is_url(spec):
+        from relgrade._redact import redact_url
+
+        return redact_url(str(spec))
+    return str(spec)
