@@ -60,7 +60,7 @@ def url_secrets(url: str) -> list[str]:
         secret = cred.partition(":")[2]
         if secret:
             found.append(secret)
-            found += re.split(r"[@:]", secret)
+            found += re.split(r"[@:/?&=#\s]", secret)
     found += _query_secrets(url)
     forms = set()
     for s in found:
