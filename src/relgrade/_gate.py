@@ -19,7 +19,6 @@ no leak information at all fails the gate (exit 1): the tenant-leak guard is nev
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -106,22 +105,18 @@ def read_report(path: str | Path) -> dict[str, Any]:
     """A report JSON (``relgrade evaluate --json`` or ``relgrade estimate --json``) as a dict; InputError if not one."""
     from relgrade.io._text import read_text
 
-    text = read_text(str(path), what="report file")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg}); pass a file written by 'relgrade evaluate --json'",
-                         path=path, line=exc.lineno) from None
-    except RecursionError:
-        raise InputError("JSON nested too deeply; pass a file written by 'relgrade evaluate --json'", path=path) from None
-    return _check_report(data, str(path))
+    from relgrade._gate_checks import loads_report
+
+    return _check_report(loads_report(read_text(str(path), what="report file"), str(path)), str(path))
 
 
 def _check_report(data: Any, name: str) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("aggregate"), dict):
         raise InputError("no 'aggregate' object; pass a file written by 'relgrade evaluate --json' or "
                          "'relgrade estimate --json'", path=name)
-    return data
+    from relgrade._gate_checks import check_report  # every number, interval and setting (issue 24)
+
+    return check_report(data, name)
 
 
 def _as_report(report: Any, default_name: str) -> tuple[dict[str, Any], str]:
