@@ -22,6 +22,7 @@ from relgrade._errors import InputError
 from relgrade.judge._budget import Budget
 from relgrade.judge._call import Answer, Caller, PairCallError, count_tokens
 from relgrade.judge._config import JudgeConfig
+from relgrade.judge._integrity import reparse_problem
 from relgrade.judge._parse import Parsed, expected_grade, grade_distribution, parse_answer
 from relgrade.judge._pool import Pair
 from relgrade.judge._prompt import Prompt
@@ -65,12 +66,17 @@ def make_units(pairs: Iterable[Pair], model: str, prompt: Prompt, config: JudgeC
 
 
 def check_grades(records: dict[str, dict[str, Any]], prompt: Prompt, where: str) -> None:
-    """Refuse a stored judgment whose grade is off the prompt's scale (a tampered or foreign row)."""
+    """Refuse a stored judgment whose grade is off the prompt's scale, or (a row written before rows carried an
+    integrity check) is not what its stored answer reads (a tampered or foreign row)."""
     for key, rec in records.items():
         if rec["status"] == "judged" and rec["grade"] not in prompt.scale:
             raise InputError(f"row {key[:16]}... has grade {rec['grade']}, off the scale {min(prompt.scale)}-"
                              f"{max(prompt.scale)}; the store was altered: delete that row (it is judged again) "
                              "or pass another --store", path=where)
+        problem = reparse_problem(rec, prompt.scale, prompt.grade_key)
+        if problem is not None:
+            raise InputError(f"row {key[:16]}... has {problem}; the store was altered: delete that row (it is judged "
+                             "again) or pass another --store", path=where)
 
 
 def is_done(record: dict[str, Any] | None, config: JudgeConfig) -> bool:

@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from relgrade._errors import InputError
 from relgrade._redact import redact_text, redact_url
+from relgrade.judge._integrity import seal
 from relgrade.judge._store import COLUMNS, DEFAULT_LEASE_S, JudgmentStore, decode, gone
 
 __all__ = ["PostgresStore"]
@@ -107,7 +108,7 @@ class PostgresStore(JudgmentStore):
 
     def put(self, key: str, *, model: str, prompt_hash: str, status: str, grade: int | None,
             record: Mapping[str, Any], owner: str | None = None) -> bool:
-        blob = json.dumps(dict(record), ensure_ascii=False)
+        blob = json.dumps(seal(key, status, grade, record), ensure_ascii=False)
 
         def write(db):
             with db.transaction():

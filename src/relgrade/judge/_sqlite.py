@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from relgrade._errors import InputError
+from relgrade.judge._integrity import seal
 from relgrade.judge._store import COLUMNS, DEFAULT_LEASE_S, DEFAULT_STORE, JudgmentStore, decode, gone
 
 __all__ = ["SQLiteStore"]
@@ -116,7 +117,7 @@ class SQLiteStore(JudgmentStore):
 
     def put(self, key: str, *, model: str, prompt_hash: str, status: str, grade: int | None,
             record: Mapping[str, Any], owner: str | None = None) -> bool:
-        blob = json.dumps(dict(record), ensure_ascii=False)
+        blob = json.dumps(seal(key, status, grade, record), ensure_ascii=False)
 
         def write(db):
             db.execute("BEGIN IMMEDIATE")

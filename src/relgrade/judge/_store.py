@@ -80,7 +80,8 @@ def is_url(spec: str | Path) -> bool:
 
 
 def decode(key: str, status: Any, grade: Any, record: Any, where: str) -> dict[str, Any]:
-    """Validate one row read back (a tampered or foreign row is refused, never used as a grade)."""
+    """Validate one row read back (a tampered or foreign row is refused, never used as a grade): its types, and its
+    integrity check (:mod:`relgrade.judge._integrity`)."""
     try:
         rec = json.loads(record) if isinstance(record, (str, bytes)) else record
     except ValueError:
@@ -88,10 +89,14 @@ def decode(key: str, status: Any, grade: Any, record: Any, where: str) -> dict[s
     ok = (isinstance(rec, dict) and status in STATUSES
           and (grade is None or (isinstance(grade, int) and not isinstance(grade, bool)))
           and (status != "judged" or grade is not None))
+    if ok:
+        from relgrade.judge._integrity import verify
+
+        ok = verify(key, status, grade, rec)
     if not ok:
-        raise InputError(f"row {key[:16]}... is not a valid judgment (status {status!r}, grade {grade!r}); "
-                         "the store was altered: delete that row (it is judged again) or pass another --store",
-                         path=where)
+        raise InputError(f"row {key[:16]}... is not a valid judgment (status {status!r}, grade {grade!r}: it does "
+                         "not match its stored answer and check); the store was altered: delete that row (it is "
+                         "judged again) or pass another --store", path=where)
     rec["status"], rec["grade"] = status, grade
     return rec
 
