@@ -40,13 +40,27 @@ def print_batch_status(store, model: str | None) -> int:
     return 0
 
 
-def print_poll(report) -> None:
-    """One stderr line per poll: each open batch's state and counts."""
-    parts = []
-    for row, state in report:
-        if state is None:
-            parts.append(f"{row.batch_id or row.local_id[:8]}: {row.state}")
-        else:
-            counts = ", ".join(f"{k} {v}" for k, v in state.counts.items())
-            parts.append(f"{state.batch_id}: {state.state} ({row.requests} requests{'; ' + counts if counts else ''})")
-    click.echo("batches: " + "; ".join(parts), err=True)
+class PollPrinter:
+    """``on_poll`` of ``judge --batch``: one stderr line per round of polls (each open batch's state and counts, or why
+    its status could not be read); the first also says what the run waits for."""
+
+    def __init__(self, poll_interval: float):
+        self.poll_interval = poll_interval
+        self.said = False
+
+    def __call__(self, report) -> None:
+        parts = []
+        for row, state, why in report:
+            if why is not None:
+                parts.append(f"{row.batch_id or row.local_id[:8]}: {why}")
+            elif state is None:
+                parts.append(f"{row.batch_id or row.local_id[:8]}: {row.state}")
+            else:
+                counts = ", ".join(f"{k} {v}" for k, v in state.counts.items())
+                parts.append(f"{state.batch_id}: {state.state} ({row.requests} requests"
+                             f"{'; ' + counts if counts else ''})")
+        if not self.said:
+            self.said = True
+            click.echo(f"waiting for {len(report)} provider batch(es) to end (they answer within 24 h): a status "
+                       f"poll every {self.poll_interval:g} s; Ctrl-C stops polling, the next run collects them", err=True)
+        click.echo("batches: " + "; ".join(parts), err=True)

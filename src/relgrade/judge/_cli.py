@@ -193,11 +193,12 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     try:
         if use_batch:
             from relgrade.judge._batch import judge_batch
-            from relgrade.judge._batch_cli import print_poll
+            from relgrade.judge._batch_cli import PollPrinter
 
             result = judge_batch(pairs, model=model, prompt=prompt, store=db, config=config, api_base=api_base,
                                  api_key_env=api_key_env, max_grade=max_grade, poll_interval=poll_interval,
-                                 batch_size=batch_size, fallback=batch_fallback, on_poll=print_poll)
+                                 batch_size=batch_size, fallback=batch_fallback,
+                                 on_poll=PollPrinter(poll_interval))
         else:
             result = judge_pairs(pairs, model=model, prompt=prompt, store=db, config=config, api_base=api_base,
                                  api_key_env=api_key_env, max_grade=max_grade, on_progress=on_progress)
