@@ -212,6 +212,10 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
                f"{counts['judged']} judged ({counts['cached']} paid nothing: stored or duplicate), "
                f"{counts['unjudged']} unjudged, {counts['failed']} failed, {counts['remaining']} not done; "
                f"{result.n_calls} calls, {cost} this run" + (" (batch prices)" if use_batch else ""))
+    if result.in_batches:
+        click.echo(f"note: {result.in_batches} pairs are in provider batches still pending in {result.store}, "
+                   "submitted by another process meanwhile: not paid for here; collect them with --batch "
+                   "(relgrade judge --batch-status lists the batches)")
     n_labels = sum(len(v) for v in result.qrels().values())
     conflicts = result.conflicts()
     if conflicts:

@@ -47,6 +47,8 @@ class Unit:
     paid_now: bool = False
     claimed: set[str] = field(default_factory=set)
     """The keys this process holds a claim on (only those are paid for)."""
+    batched: set[str] = field(default_factory=set)
+    """The keys held by a provider batch still open (left to it: the unit stays undone here)."""
 
 
 def make_units(pairs: Iterable[Pair], model: str, prompt: Prompt, config: JudgeConfig) -> list[Unit]:
@@ -183,7 +185,8 @@ class Engine:
 
     def acquire(self, unit: Unit) -> bool:
         """Claim the unit's unanswered keys (all or none) and reload what other processes answered;
-        False when another process holds one of them (poll again later)."""
+        False when another process holds one of them (poll again later). Keys held by an open provider batch are
+        not claimed (``unit.batched``): the batch answers them (:mod:`relgrade.judge._claims`)."""
         todo = [k for i, k in enumerate(unit.keys) if not is_done(unit.records.get(i), self.config)]
         if not todo:
             return True
@@ -197,6 +200,8 @@ class Engine:
             if k in fresh and (k not in claimed or fresh[k]["status"] == "pending_repair"):
                 unit.records[i] = fresh[k]
         unit.claimed = claimed
+        left = [k for i, k in enumerate(unit.keys) if k not in claimed and not is_done(unit.records.get(i), self.config)]
+        unit.batched = self.store.in_open_batches(left) if left else set()
         return True
 
     def _put(self, key: str, rec: dict[str, Any]) -> dict[str, Any]:

@@ -128,6 +128,9 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
                         waiting.append(unit)
                         continue
                     await engine.judge_unit(unit)
+                    if unit.batched and not unit_done(unit, config) and unit.failed is None:
+                        remaining.append(unit)  # held by a provider batch still pending: judge --batch collects it
+                        continue
                 except Stop as stop:
                     engine.stopped = engine.stopped or str(stop)
                     caller.halt(engine.stopped)
@@ -190,7 +193,8 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
         ordered, left = in_pairs_order(pairs, judgments, (p for u in remaining for p in u.pairs))
         return JudgeResult(ordered, left, model=model, prompt_hash=prompt_obj.hash,
                            stopped=engine.stopped, cost_usd=budget.spent, n_calls=budget.calls,
-                           cost_unknown=budget.unknown, store=str(db.path), retries=tuple(caller.sleeps))
+                           cost_unknown=budget.unknown, store=str(db.path), retries=tuple(caller.sleeps),
+                           in_batches=sum(len(u.pairs) for u in remaining if u.batched))
     finally:
         if owned:
             db.close()

@@ -15,6 +15,8 @@ from typing import Any, Mapping
 
 from relgrade._errors import InputError
 from relgrade._redact import redact_text, redact_url
+from relgrade.judge._batch_store import LEDGER_TABLES
+from relgrade.judge._claims import LEDGER_LOCK, in_open_batches
 from relgrade.judge._integrity import seal
 from relgrade.judge._store import COLUMNS, DEFAULT_LEASE_S, JudgmentStore, decode, gone
 
@@ -25,6 +27,7 @@ TABLES = (
         key TEXT PRIMARY KEY, model TEXT NOT NULL, prompt_hash TEXT NOT NULL, status TEXT NOT NULL,
         grade INTEGER, record TEXT NOT NULL, created DOUBLE PRECISION NOT NULL)""",
     "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires DOUBLE PRECISION NOT NULL)",
+    *(ddl.replace(" REAL ", " DOUBLE PRECISION ") for ddl in LEDGER_TABLES),  # online claims check the ledger
 )
 
 
@@ -127,7 +130,8 @@ class PostgresStore(JudgmentStore):
     def claim(self, keys: list[str], owner: str, *, retry_before: float | None = None) -> tuple[set[str], bool]:
         def take(db):
             now = time.time()
-            with db.transaction():
+            with db.transaction():  # the claim protocol of relgrade.judge._claims
+                db.execute("SELECT pg_advisory_xact_lock_shared(%s)", (LEDGER_LOCK,))  # no batch opens meanwhile
                 db.execute("SET LOCAL synchronous_commit = off")  # a claim lost in a server crash costs nothing
                 # A claim row per key first (no-op when present), so that every key has a row to lock.
                 db.execute("INSERT INTO claims (key, owner, expires) SELECT k, '', 0 FROM unnest(%s::text[]) AS k "
@@ -140,6 +144,7 @@ class PostgresStore(JudgmentStore):
                 answered = {k for k, s, c in db.execute(
                     "SELECT key, status, created FROM judgments WHERE key = ANY(%s)", (keys,))
                     if s == "judged" or (s == "unjudged" and (retry_before is None or c >= retry_before))}
+                answered |= in_open_batches(self._query(db), keys)  # left to the batch that holds them
                 free = [k for k in keys if k not in answered]
                 if free:
                     db.execute("UPDATE claims SET owner = %s, expires = %s WHERE key = ANY(%s)",
@@ -149,6 +154,15 @@ class PostgresStore(JudgmentStore):
                 return set(free), False
 
         return self._run(take)
+
+    @staticmethod
+    def _query(db):
+        return lambda sql, args: db.execute(sql.replace("?", "%s"), args)
+
+    def in_open_batches(self, keys: list[str]) -> set[str]:
+        if self._empty:
+            return set()
+        return self._run(lambda db: in_open_batches(self._query(db), keys))
 
     def renew(self, owner: str) -> None:
         self._run(lambda db: db.execute("UPDATE claims SET expires = %s WHERE owner = %s",

@@ -88,6 +88,8 @@ class JudgeSession:
                 while not await engine.aacquire(unit):  # another process holds a claim: wait for its answer
                     await asyncio.sleep(min(1.0, self.store.lease_s / 4))
                 await engine.judge_unit(unit)
+                if unit.batched and not unit_done(unit, self.config) and unit.failed is None:
+                    remaining.append(unit)  # held by a provider batch still pending: never paid here
             except Stop as stop:
                 self.stopped = self.stopped or str(stop)
                 remaining.append(unit)

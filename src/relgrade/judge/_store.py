@@ -130,6 +130,11 @@ class JudgmentStore:
     def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
         raise NotImplementedError
 
+    def in_open_batches(self, keys: list[str]) -> set[str]:
+        """The keys held by a provider batch still open in the ledger (an online judge leaves them to it; see
+        :mod:`relgrade.judge._claims`)."""
+        raise NotImplementedError
+
     def batch_ledger(self):
         """The batch ledger on this store (tables ``batches`` and ``batch_items``; see ``_batch_store``)."""
         import sqlite3
