@@ -52,6 +52,9 @@ of every error answer (``"Incorrect API key provided: <key>"``), in an ``X-Echo-
 200 answers, as prose, inside a JSON object quoted before the grade (``{"api_key": "<key>"}``) and
 in the reason (``{"grade": N, "reason": "... <key>"}``).
 
+Half an emoji: a marker ``[[half-emoji]]`` appends a lone UTF-16 surrogate (``\ud83d``, sent as its JSON escape)
+to the answer's content, after the grade.
+
 Failing endpoint (many-endpoints tests): :meth:`FakeOpenAIServer.fail` (or ``POST /_fail`` with
 ``{"status": 503}``) makes every later chat request that status (``0`` = back to normal); requests
 answered so are counted in ``failed``.
@@ -84,6 +87,7 @@ __all__ = ["FakeOpenAIServer", "ServerProcess", "pair_key", "spawn_server"]
 _GRADE = re.compile(r"\[\[grade=(\d+)\]\]")
 _FAULTS = re.compile(r"\[\[faults=([^\]]*)\]\]")
 _ECHO = "[[echo-key]]"
+_HALF_EMOJI = "[[half-emoji]]"
 _DECODER = json.JSONDecoder()
 _SCHEMA_LEAD = "complies with the following schema as specified in JSON Schema:\n"
 _FIX_LEAD = "The output string did not satisfy the constraints given in the prompt."
@@ -366,6 +370,8 @@ class _Handler(BaseHTTPRequestHandler):
                 content = json.dumps({"rating": grade})
             for _ in range(depth):
                 content = json.dumps({"text": content})
+        if _HALF_EMOJI in text:
+            content += " and a half emoji \ud83d"  # a lone surrogate: sent as the JSON escape \ud83d
         prompt_tokens = max(1, len(text) // 4)
         completion_tokens = 12
         choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",

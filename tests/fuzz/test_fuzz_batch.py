@@ -214,6 +214,8 @@ MALFORMED = {  # class: (mutate, model, expected exit codes, "right" = every gra
         {"token": 5}, {"token": "2", "top_logprobs": [{"token": "2", "logprob": 1000.0}, {"token": 3}]}]})])},
                           "openai", (0,)),
     "duplicate_identical": ({"output": on_lines(lambda r, k: [r, r])}, "openai", (0,)),
+    "content_half_emoji": ({"output": on_lines(lambda r, k: [_set(r, ["choices", 0, "message", "content"], _body(r)[
+        "choices"][0]["message"]["content"] + " \ud83d") if r.get("response") else r])}, "openai", (0,)),
     "anthropic_status_unknown": ({"status": lambda b, k: {**b, "processing_status": "weird"}}, "anthropic", (2,)),
     "anthropic_counts_string": ({"status": lambda b, k: {**b, "request_counts": "many"}}, "anthropic", (2,)),
     "anthropic_result_list": ({"output": once(on_lines(lambda r, k: [{**r, "result": [1]}]))}, "anthropic", (0,)),

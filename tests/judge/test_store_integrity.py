@@ -112,3 +112,20 @@ def test_rows_without_a_check_open_and_are_verified_by_reparsing(server, tmp_pat
     err = capsys.readouterr().err
     assert "its stored answer reads" in err and "the store was altered" in err
     assert not (tmp_path / "bad.qrels").exists()
+
+
+@pytest.mark.parametrize("transport", ["http", "litellm"])
+def test_half_an_emoji_in_an_answer_is_stored_as_a_replacement_character(server, tmp_path, make_run, fake_key,
+                                                                         monkeypatch, transport):
+    """A provider's answer holding a lone UTF-16 surrogate (not text: it cannot be written as UTF-8) is judged, and
+    stored and written with U+FFFD in its place (issue 24)."""
+    monkeypatch.setenv("OPENAI_API_KEY", fake_key)
+    run = make_run(tmp_path / "run.jsonl", {"q1": ("a question", [("d1", "a passage [[grade=2]] [[half-emoji]]")])})
+    out = tmp_path / "o.qrels"
+    argv = ["judge", "--run", str(run), "--model", MODEL, "--api-base", server.base_url, "--transport", transport,
+            "--store", str(tmp_path / "s.sqlite"), "--out", str(out)]
+    assert main(argv) == 0 and main(argv) == 0  # the second run reads the stored row back
+    assert read_qrels(out).labels == {"q1": {"d1": 2}}
+    assert server.stats()["paid"] == 1
+    (record,) = [json.loads(r) for _, r in _rows(str(tmp_path / "s.sqlite"))]
+    assert record["raw_answer"].endswith("half emoji \ufffd")

@@ -22,6 +22,7 @@ from typing import Any
 from relgrade.judge._batch_api import BatchAPIError, BatchLine, BatchState
 from relgrade.judge._batch_checks import BatchAnswerError, Results
 from relgrade.judge._call import Answer
+from relgrade.io._text import no_surrogates
 from relgrade.judge._parse import parse_answer
 
 
@@ -127,7 +128,7 @@ def _keep(run, key: str, rec: dict[str, Any], local_id: str) -> None:
 
 
 def _answer_of(line: BatchLine, cost: float | None, turnaround: float) -> Answer:
-    return Answer(line.content or "", line.logprobs, line.prompt_tokens or 0, line.completion_tokens or 0, cost,
+    return Answer(no_surrogates(line.content or ""), line.logprobs, line.prompt_tokens or 0, line.completion_tokens or 0, cost,
                   max(0.0, float(turnaround)), 1)
 
 
@@ -164,7 +165,8 @@ def store_conflict(run, local_id: str, key: str, kind: str, answers: list[BatchL
                calls=rec.get("calls", 1) + len(others),
                error=f"the provider returned {len(answers)} different answers to this request (grades {shown}); "
                      "none is taken (relgrade judge --retry-unjudged asks again)",
-               raw_answer="\n---- another answer to the same request ----\n".join(ln.content or "" for ln in answers),
+               raw_answer=no_surrogates("\n---- another answer to the same request ----\n".join(ln.content or ""
+                                                                                                 for ln in answers)),
                prompt_tokens=rec.get("prompt_tokens", 0) + sum(ln.prompt_tokens or 0 for ln in others),
                completion_tokens=rec.get("completion_tokens", 0) + sum(ln.completion_tokens or 0 for ln in others))
     _keep(run, key, rec, local_id)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from relgrade._errors import InputError
+from relgrade.io._text import no_surrogates
 from relgrade.judge._budget import Budget
 from relgrade.judge._call import Answer, Caller, PairCallError, count_tokens
 from relgrade.judge._config import JudgeConfig
@@ -60,6 +61,9 @@ def make_units(pairs: Iterable[Pair], model: str, prompt: Prompt, config: JudgeC
         k = (pair.query, pair.text)
         unit = units.get(k)
         if unit is None:
+            if no_surrogates(pair.query) is not pair.query or no_surrogates(pair.text) is not pair.text:
+                raise InputError(f"pair (query {pair.query_id}, doc {pair.doc_id}): its text holds a lone UTF-16 "
+                                 "surrogate, which is not text (half of an emoji?); clean the text first")
             keys = [judgment_key(model, prompt.sha256, params if i == 0 else {**params, "sample": i},
                                  pair.query, pair.text) for i in range(config.samples)]
             unit = units[k] = Unit(pair.query, pair.text, [], keys)
@@ -132,9 +136,10 @@ class Engine:
         answer = None
         try:
             answer = await self.caller.complete(messages, sample=sample, est_tokens=est_tokens)
-            return answer
         finally:
             self.budget.settle(reserved, answer)
+        content = no_surrogates(answer.content)  # half an emoji from the provider: stored and written as U+FFFD
+        return answer if content is answer.content else replace(answer, content=content)
 
     def _record(self, answer: Answer, parsed: Parsed, *, previous: dict[str, Any] | None = None) -> dict[str, Any]:
         scale = self.prompt.scale

@@ -9,10 +9,12 @@ not arrived yet), the grade, and a JSON record with the raw answer, reason, dist
 and latency. Query and chunk texts are not stored, only hashed.
 
 Claims before calls: before paying for a key a process claims it (a row in ``claims`` with its owner
-and a lease expiry, written in one transaction that also checks the key is not already answered).
-Other processes skip a claimed key and poll for its answer; a claim whose lease expired (its process
-was killed on another machine), or whose owner is a dead process of this machine, is taken over. A ``judged`` row is never replaced. Backends: SQLite (the embedded
-default, :mod:`relgrade.judge._sqlite`) and PostgreSQL (``postgresql://...``,
+and a lease expiry, written in one transaction that also checks the key is not already answered and not held by
+a provider batch still open). Other processes skip a claimed key and poll for its answer; a claim whose lease
+expired (its process was killed on another machine), or whose owner is a dead process of this machine, is taken
+over. A ``judged`` row is never replaced. The whole protocol, shared with ``judge --batch``, is in
+:mod:`relgrade.judge._claims`. Every row carries an integrity check (:mod:`relgrade.judge._integrity`). Backends:
+SQLite (the embedded default, :mod:`relgrade.judge._sqlite`) and PostgreSQL (``postgresql://...``,
 :mod:`relgrade.judge._postgres`, a shared team store), same tables and semantics.
 
 Adding a table (e.g. provider batch ids): add its DDL to ``TABLES`` in both backends and a method
