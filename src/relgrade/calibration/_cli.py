@@ -11,19 +11,29 @@ from relgrade._errors import InputError
 from relgrade._defaults import DEFAULT_N_BOOT
 
 
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def parse_scale(text: str) -> tuple[int, ...]:
     """``"0-3"`` or ``"0,1,2,3"`` -> ``(0, 1, 2, 3)``."""
+    from relgrade._defaults import MAX_SCALE_GRADES, check_limit
+
     raw = text.strip()
     try:
         if "," in raw:
             values = tuple(int(v) for v in raw.split(","))
+            check_limit(f"--scale {_short(text)}", len(values), MAX_SCALE_GRADES, "grades")
         elif "-" in raw[1:]:
-            lo, hi = raw[0] + raw[1:].split("-", 1)[0], raw[1:].split("-", 1)[1]
-            values = tuple(range(int(lo), int(hi) + 1))
+            lo, hi = int(raw[0] + raw[1:].split("-", 1)[0]), int(raw[1:].split("-", 1)[1])
+            check_limit(f"--scale {_short(text)}", max(0, hi - lo + 1), MAX_SCALE_GRADES, "grades")
+            values = tuple(range(lo, hi + 1))
         else:
             raise ValueError
-    except ValueError:
-        raise InputError(f"--scale {text!r} is not a scale; use e.g. 0-3 or 0,1,2,3") from None
+    except ValueError as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"--scale {_short(text)!r} is not a scale; use e.g. 0-3 or 0,1,2,3") from None
     if len(values) < 2 or list(values) != sorted(set(values)):
         raise InputError(f"--scale {text!r} needs at least two increasing grades; e.g. 0-3")
     return values
@@ -120,6 +130,7 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
     if humans.n_empty:
         click.echo(f"skipped {humans.n_empty} row(s) with an empty grade in {human} (not labeled yet)")
     loaded = [read_judge(p, scale=scale_t, name=n) for p, n in zip(judges, _names(judges))]
+    weights, weight_note = humans.weighting()
     reports, audits = [], []
     for jl in loaded:
         if jl.n_unjudged:
@@ -128,12 +139,12 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
         try:
             rep = agreement(jl.labels, h_labels, scale=j_scale, binary_threshold=j_threshold, expected=jl.expected,
                             annotations=h_annotations or None, n_boot=n_boot, seed=seed, name=jl.name,
-                            model=jl.model, n_unjudged=jl.n_unjudged,
-                            weights=dict(humans.weights) if humans.weights else None)
+                            model=jl.model, n_unjudged=jl.n_unjudged, weights=weights)
         except InputError as exc:
             raise InputError(f"{jl.source}: {exc}") from None
-        if note:
-            rep = dataclasses.replace(rep, notes=(note, *rep.notes))
+        for extra in (weight_note, note):
+            if extra:
+                rep = dataclasses.replace(rep, notes=(extra, *rep.notes))
         if mapping:
             fitted = fit_mapping(jl.labels, h_labels, expected=jl.expected, scale=j_scale, n_boot=n_boot, seed=seed)
             rep = dataclasses.replace(rep, mapping=fitted)

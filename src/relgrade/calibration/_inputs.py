@@ -52,6 +52,18 @@ class HumanLabels:
     design: str | None = None
     """The sampling design the file records (``queries`` or ``strata``), else None."""
 
+    def weighting(self) -> tuple[dict[tuple[str, str], float] | None, str | None]:
+        """``(weights or None, note or None)`` for :func:`~relgrade.calibration.agreement`. A ``strata`` sample
+        whose ``weight`` column is empty is compared unweighted, with a note saying so, never silently (weights
+        missing on some compared pairs only are refused by ``agreement`` itself)."""
+        if self.weights:
+            return dict(self.weights), None
+        if self.design == "strata":
+            return None, ("the sample's design is strata but its 'weight' column is empty: compared unweighted, which "
+                          "over-represents the rare judge grades (kappa may be inflated); restore the weight column "
+                          "that relgrade sample wrote")
+        return None, None
+
 
 def judge_labels(labels: LabelSet, name: str) -> JudgeLabels:
     """:class:`JudgeLabels` from a label set read by :func:`relgrade.io.read_labels`."""

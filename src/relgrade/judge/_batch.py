@@ -39,6 +39,10 @@ from typing import Any
 
 from relgrade._errors import InputError
 from relgrade.judge._batch_api import TERMINAL, BatchAPIError, BatchRequest, BatchState
+from relgrade.judge._batch_options import (  # noqa: F401 - re-exported: the batch options live there
+    _STALE_SUBMIT, BATCH_DISCOUNT, DEFAULT_BATCH_SIZE, DEFAULT_MAX_POLL_ERRORS, DEFAULT_POLL_INTERVAL, MAX_BATCH_SIZE,
+    MAX_POLL_INTERVAL, PROVIDERS, check_batch_options,
+)
 from relgrade.judge._batch_store import BatchRow
 from relgrade.judge._call import import_litellm, key_env, price_per_token, provider_of
 from relgrade.judge._config import JudgeConfig
@@ -50,21 +54,6 @@ from relgrade.judge._secrets import collect_secrets, redact
 from relgrade.judge._pool import Pair
 from relgrade.judge._prompt import Prompt
 from relgrade.judge._store import JudgmentStore, new_owner, open_store
-
-BATCH_DISCOUNT = 0.5
-"""The batch price as a fraction of the online price where litellm has no batch price (OpenAI and
-Anthropic: 50%)."""
-DEFAULT_POLL_INTERVAL = 60.0
-DEFAULT_BATCH_SIZE = 50_000
-"""OpenAI's limit per batch (Anthropic's is 100,000)."""
-MAX_BATCH_SIZE = 100_000
-"""The largest ``--batch-size`` (Anthropic's limit per batch)."""
-MAX_POLL_INTERVAL = 86_400.0
-DEFAULT_MAX_POLL_ERRORS = 10
-"""Status polls of one batch that may fail in a row (each after the client's own retries) before the run stops."""
-_STALE_SUBMIT = 120.0
-PROVIDERS = ("openai", "anthropic")
-
 
 def batch_price_per_token(model: str) -> tuple[float, float, str] | None:
     """``(input, output, source)`` USD per token at batch prices, or None when the model has no price.
@@ -306,17 +295,8 @@ async def ajudge_batch(pairs: Sequence[Pair], *, model: str | None = None, promp
     whose ``cost_usd`` is at batch prices (plus direct calls with ``fallback="direct"``). ``on_poll`` gets, after each
     round of polls, ``(ledger row, state or None, why the status could not be read or None)`` per open batch."""
     config = config or JudgeConfig()
-    if isinstance(poll_interval, bool) or not isinstance(poll_interval, (int, float)) \
-            or not 0 < poll_interval <= MAX_POLL_INTERVAL:
-        raise InputError(f"--poll-interval must be a positive number of seconds up to {MAX_POLL_INTERVAL:g}, "
-                         f"got {poll_interval!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH_SIZE:
-        raise InputError(f"--batch-size must be an integer from 1 to {MAX_BATCH_SIZE:,} (Anthropic's limit; "
-                         f"OpenAI's is {DEFAULT_BATCH_SIZE:,}), got {batch_size!r}")
-    if isinstance(max_poll_errors, bool) or not isinstance(max_poll_errors, int) or max_poll_errors < 1:
-        raise InputError(f"max_poll_errors must be an integer >= 1, got {max_poll_errors!r}")
-    if fallback not in {"batch", "direct"}:
-        raise InputError(f"--batch-fallback must be batch or direct, got {fallback!r}")
+    check_batch_options(poll_interval=poll_interval, batch_size=batch_size, fallback=fallback,
+                        max_poll_errors=max_poll_errors)
     model, prompt_obj = _resolve(model, prompt, max_grade)
     env = key_env(model, api_key_env)
     key = api_key if api_key is not None else os.environ.get(env)

@@ -139,6 +139,10 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
             raise InputError(f"--api-base must be a URL such as http://127.0.0.1:8000/v1, got {base!r}")
     if use_batch and len(api_base) > 1:
         raise InputError("--batch takes one --api-base (a provider batch goes to one server); drop the others")
+    if use_batch:
+        from relgrade.judge._batch_options import check_batch_options
+
+        check_batch_options(poll_interval=poll_interval, batch_size=batch_size, fallback=batch_fallback)
     api_base = list(api_base) if len(api_base) > 1 else (api_base[0] if api_base else None)
     choose_transport(model, transport, api_base[0] if isinstance(api_base, list) else api_base)  # --transport http with a non-openai/ model: exit 2 before reading runs
     if lease is not None and not (lease > 0 and lease < float("inf")):
