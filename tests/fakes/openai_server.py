@@ -52,6 +52,9 @@ of every error answer (``"Incorrect API key provided: <key>"``), in an ``X-Echo-
 200 answers, as prose, inside a JSON object quoted before the grade (``{"api_key": "<key>"}``) and
 in the reason (``{"grade": N, "reason": "... <key>"}``).
 
+Token counts: a marker ``[[usage=V]]`` reports the JSON value ``V`` as the answer's ``prompt_tokens`` (``-5``,
+``1e30``, ``"12"``: what a broken provider may send).
+
 Half an emoji: a marker ``[[half-emoji]]`` appends a lone UTF-16 surrogate (``\ud83d``, sent as its JSON escape)
 to the answer's content, after the grade.
 
@@ -85,6 +88,7 @@ from typing import Any
 __all__ = ["FakeOpenAIServer", "ServerProcess", "pair_key", "spawn_server"]
 
 _GRADE = re.compile(r"\[\[grade=(\d+)\]\]")
+_USAGE = re.compile(r"\[\[usage=([^\]]+)\]\]")
 _FAULTS = re.compile(r"\[\[faults=([^\]]*)\]\]")
 _ECHO = "[[echo-key]]"
 _HALF_EMOJI = "[[half-emoji]]"
@@ -373,6 +377,9 @@ class _Handler(BaseHTTPRequestHandler):
         if _HALF_EMOJI in text:
             content += " and a half emoji \ud83d"  # a lone surrogate: sent as the JSON escape \ud83d
         prompt_tokens = max(1, len(text) // 4)
+        lie = _USAGE.search(text)
+        if lie:  # a provider reporting unbelievable token counts: [[usage=-5]], [[usage=1e30]], [[usage="12"]]
+            prompt_tokens = json.loads(lie.group(1))
         completion_tokens = 12
         choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
                                   "message": {"role": "assistant", "content": content}}
@@ -388,7 +395,7 @@ class _Handler(BaseHTTPRequestHandler):
             "id": f"chatcmpl-{key}-{n}", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "fake"), "choices": [choice],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
+                      "total_tokens": prompt_tokens + completion_tokens if not lie else None},
         })
 
     def _fault(self, fault: str) -> None:

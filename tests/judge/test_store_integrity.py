@@ -129,3 +129,22 @@ def test_half_an_emoji_in_an_answer_is_stored_as_a_replacement_character(server,
     assert server.stats()["paid"] == 1
     (record,) = [json.loads(r) for _, r in _rows(str(tmp_path / "s.sqlite"))]
     assert record["raw_answer"].endswith("half emoji \ufffd")
+
+
+@pytest.mark.parametrize("transport,usage", [("http", "-5"), ("http", "1e30"), ("http", '"12"'), ("http", "true"),
+                                             ("litellm", "-5")])  # litellm itself refuses the other answers
+def test_unbelievable_token_counts_online_make_the_cost_unknown(server, tmp_path, make_run, fake_key, monkeypatch,
+                                                                capsys, transport, usage):
+    """A provider's negative or absurd token count never becomes a negative or absurd cost (issue 24): the call's
+    cost is unknown, said in the summary; the grade is kept."""
+    monkeypatch.setenv("OPENAI_API_KEY", fake_key)
+    run = make_run(tmp_path / "run.jsonl", {"q1": ("a question", [("d1", f"a passage [[grade=1]] [[usage={usage}]]"),
+                                                                  ("d2", "another passage [[grade=3]]")])})
+    out = tmp_path / "o.qrels"
+    assert main(["judge", "--run", str(run), "--model", MODEL, "--api-base", server.base_url, "--transport", transport,
+                 "--store", str(tmp_path / "s.sqlite"), "--out", str(out)]) == 0
+    assert "(+1 calls of unknown price)" in capsys.readouterr().out
+    assert read_qrels(out).labels == {"q1": {"d1": 1, "d2": 3}}
+    rows = {r["doc_id"]: r for r in map(json.loads, (tmp_path / "o.qrels.details.jsonl").read_text().splitlines())}
+    assert rows["d1"]["cost_usd"] is None and 0 < rows["d2"]["cost_usd"] < 0.01
+    assert rows["d1"]["prompt_tokens"] == 0

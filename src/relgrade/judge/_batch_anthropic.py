@@ -17,8 +17,9 @@ from typing import Any, Sequence
 
 from relgrade.judge._batch_api import BatchLine, BatchRequest, BatchState, JsonClient
 from relgrade.judge._batch_checks import (
-    BatchAnswerError, Results, check_counts, check_id, custom_id, line_error, obj, read_jsonl, text, tokens,
+    BatchAnswerError, Results, check_counts, check_id, custom_id, line_error, obj, read_jsonl, text,
 )
+from relgrade.judge._prices import usage_tokens
 
 _PROCESSING = ("in_progress", "canceling", "ended")
 
@@ -111,7 +112,8 @@ def _read_result(cid: str, result: Any, secrets: tuple[str, ...]) -> BatchLine:
         return line_error(cid, "malformed line: a text block whose text is not a string")
     usage = msg.get("usage")
     usage = usage if isinstance(usage, dict) else {}
-    return BatchLine(cid, "".join(texts), None, tokens(usage.get("input_tokens")), tokens(usage.get("output_tokens")))
+    return BatchLine(cid, "".join(texts), None, usage_tokens(usage.get("input_tokens")),
+                     usage_tokens(usage.get("output_tokens")))
 
 
 __all__ = ["AnthropicBatches"]

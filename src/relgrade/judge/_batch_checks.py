@@ -4,8 +4,9 @@ is masked (:mod:`relgrade.judge._secrets`, the same masking as the online path).
 - Ids (batch, file) are 1-200 characters of letters, digits and ``_-.:`` (they go into URL paths; a masked key
   ``***`` is not an id): :func:`check_id`.
 - Counts (``request_counts``) are whole numbers >= 0 under string names: :func:`check_counts`.
-- Token counts are whole numbers in [0, :data:`MAX_TOKENS`]; anything else (negative, 1e30, a string) makes the
-  line's cost *unknown* (never negative or absurd): :func:`tokens`.
+- Token counts are whole numbers in [0, :data:`~relgrade.judge._prices.MAX_TOKENS`]; anything else (negative, 1e30, a
+  string) makes the line's cost *unknown*, never negative or absurd (:func:`relgrade.judge._prices.usage_tokens`,
+  the online path's rule too).
 - Result files are read line by line (:func:`read_jsonl`): a line that is not UTF-8, not JSON (an unterminated last
   line included) or not an object is a *problem* naming its line; the readable lines are still used.
 - Free text from the provider (error messages, reasons) is a string of at most 300 characters: :func:`text`.
@@ -23,10 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from relgrade.judge._batch_api import BatchAPIError, BatchLine
+from relgrade.judge._prices import MAX_TOKENS
 from relgrade.judge._secrets import mask_strings, redact
 
-MAX_TOKENS = 10_000_000
-"""Most tokens one request may report (beyond any context window); more is a provider error, not a cost."""
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,199}")
 
 
@@ -88,15 +88,6 @@ def check_time(value: Any, what: str) -> float | None:
     return float(value)
 
 
-def tokens(value: Any) -> int | None:
-    """A token count, or None when it is not a whole number in [0, MAX_TOKENS] (the cost is then unknown)."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
-        return None
-    return value
-
-
 def read_jsonl(raw: bytes, what: str, secrets: tuple[str, ...]) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
     """``([(line number, object)], [problems])`` of a JSONL result file (see the module doc)."""
     rows, problems = [], []
@@ -133,4 +124,4 @@ def custom_id(row: dict[str, Any]) -> str | None:
 
 
 __all__ = ["BatchAnswerError", "MAX_TOKENS", "Results", "check_counts", "check_id", "check_time", "custom_id",
-           "line_error", "obj", "optional_id", "read_jsonl", "text", "tokens"]
+           "line_error", "obj", "optional_id", "read_jsonl", "text"]

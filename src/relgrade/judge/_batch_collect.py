@@ -6,7 +6,7 @@
   answers that differ are never chosen between: the pair is stored *unjudged* with every answer kept and the
   error ``the provider returned N different answers ...`` (``--retry-unjudged`` asks again). An error line beside an
   answer does not make a conflict (an error has no grade).
-- **Token counts** that are missing, negative or absurd (over :data:`~relgrade.judge._batch_checks.MAX_TOKENS`) make
+- **Token counts** that are missing, negative or absurd (over :data:`~relgrade.judge._prices.MAX_TOKENS`) make
   the line's cost *unknown* (counted in ``cost_unknown``): no negative or absurd dollars in details or totals.
 - **Unreadable results** (a result line that is not UTF-8, not JSON, unterminated, not an object, or without a
   ``custom_id``; a results file the provider no longer has, e.g. HTTP 404): the readable answers are stored, the

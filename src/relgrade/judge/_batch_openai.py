@@ -19,8 +19,9 @@ from typing import Any, Sequence
 from relgrade.judge._batch_api import BatchAPIError, BatchLine, BatchRequest, BatchState, JsonClient
 from relgrade.judge._batch_checks import (
     BatchAnswerError, Results, check_counts, check_id, check_time, custom_id, line_error, obj, optional_id, read_jsonl,
-    text, tokens,
+    text,
 )
+from relgrade.judge._prices import usage_tokens
 
 _STATES = {"validating": "running", "in_progress": "running", "finalizing": "running", "cancelling": "running",
            "completed": "completed", "failed": "failed", "expired": "expired", "cancelled": "cancelled"}
@@ -140,7 +141,7 @@ def _read_line(cid: str, row: dict[str, Any], secrets: tuple[str, ...]) -> Batch
     usage = body.get("usage")
     usage = usage if isinstance(usage, dict) else {}
     return BatchLine(cid, content or "", logprobs if isinstance(logprobs, dict) else None,
-                     tokens(usage.get("prompt_tokens")), tokens(usage.get("completion_tokens")))
+                     usage_tokens(usage.get("prompt_tokens")), usage_tokens(usage.get("completion_tokens")))
 
 
 __all__ = ["OpenAIBatches"]

@@ -37,7 +37,7 @@ from typing import Any
 
 from relgrade._errors import InputError
 from relgrade.judge._config import JudgeConfig
-from relgrade.judge._prices import count_tokens, price_per_token
+from relgrade.judge._prices import count_tokens, price_per_token, usage_tokens
 from relgrade.judge._secrets import collect_secrets, install_log_filter, mask, redact
 
 _RETRY_STATUS = {408, 409, 429}
@@ -384,11 +384,10 @@ class Caller:
         latency = time.perf_counter() - start
         choice = response.choices[0]
         content = getattr(choice.message, "content", None) or ""
-        usage = getattr(response, "usage", None)
-        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-        return Answer(content, getattr(choice, "logprobs", None), prompt_tokens, completion_tokens,
-                      self._cost(response), latency, attempt)
+        usage = getattr(response, "usage", None)  # token counts not believable (None): the cost is unknown
+        tokens = [usage_tokens(getattr(usage, name, 0) or 0) for name in ("prompt_tokens", "completion_tokens")]
+        return Answer(content, getattr(choice, "logprobs", None), tokens[0] or 0, tokens[1] or 0,
+                      None if None in tokens else self._cost(response), latency, attempt)
 
     async def _once_http(self, messages, sample: int, attempt: int) -> Answer:
         cfg = self.config
@@ -402,12 +401,11 @@ class Caller:
         out = await self.http.post(body, cfg.timeout)  # type: ignore[union-attr]
         latency = time.perf_counter() - start
         choice = out["choices"][0]
-        usage = out.get("usage") or {}
-        prompt_tokens = int(usage.get("prompt_tokens") or 0)
-        completion_tokens = int(usage.get("completion_tokens") or 0)
-        cost = None if self.prices is None else prompt_tokens * self.prices[0] + completion_tokens * self.prices[1]
-        return Answer(choice["message"].get("content") or "", choice.get("logprobs"), prompt_tokens,
-                      completion_tokens, cost, latency, attempt)
+        usage = out.get("usage") if isinstance(out.get("usage"), dict) else {}
+        tokens = [usage_tokens(usage.get(name) or 0) for name in ("prompt_tokens", "completion_tokens")]
+        cost = None if self.prices is None or None in tokens else tokens[0] * self.prices[0] + tokens[1] * self.prices[1]
+        return Answer(choice["message"].get("content") or "", choice.get("logprobs"), tokens[0] or 0, tokens[1] or 0,
+                      cost, latency, attempt)
 
     def _cost(self, response) -> float | None:
         hidden = getattr(response, "_hidden_params", None) or {}
