@@ -1,10 +1,11 @@
 """Every store row carries a check that ties its grade to its raw answer; an altered row is an error, never a grade.
 
-A row written by this relgrade holds ``check`` in its JSON record: the first 32 hex digits of SHA-256 over the
-canonical JSON of ``[key, status, grade, record without check]`` (keys sorted, ASCII escapes). Reading a row
-recomputes it (:func:`verify`): ``UPDATE judgments SET grade = 3 - grade``, a status flipped from ``unjudged`` to
-``judged``, an edited raw answer or reason all change it. This guards against edits, bugs and foreign tools, not
-against someone who recomputes the hash on purpose.
+A row written by this relgrade holds ``check`` in its JSON record: the first 32 hex digits of SHA-256 over
+``key|status|grade|length|raw answer`` (what the grade must follow from; the other fields of the record, reason,
+tokens, cost, do not decide a grade). Reading a row recomputes it (:func:`verify`): ``UPDATE judgments SET grade =
+3 - grade``, a status flipped from ``unjudged`` to ``judged``, an edited raw answer, a row copied under another key
+all change it. It costs about 5% of writing a row and of reading one back (``python benchmarks/store_protocol.py``).
+This guards against edits, bugs and foreign tools, not against someone who recomputes the hash on purpose.
 
 Rows written before the check existed (no ``check`` key) are verified by re-parsing (:func:`reparse_problem`):
 the stored raw answer of a ``judged`` row must read as its grade under the row's prompt, with the parser that
@@ -14,7 +15,6 @@ wrote it; a row that is not ``judged`` has no grade. They open as they are, no m
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,11 +22,11 @@ CHECK = "check"
 
 
 def row_check(key: str, status: str, grade: int | None, record: Mapping[str, Any]) -> str:
-    """The check of a row: SHA-256 of ``[key, status, grade, record without check]`` (see the module doc)."""
-    body = {k: v for k, v in record.items() if k not in {CHECK, "status", "grade"}}
-    blob = json.dumps([key, status, grade, body], sort_keys=True, ensure_ascii=True, separators=(",", ":"),
-                      default=str)
-    return hashlib.sha256(blob.encode("ascii")).hexdigest()[:32]
+    """The check of a row: SHA-256 of ``key|status|grade|len|raw answer`` (the length makes it unambiguous)."""
+    raw = record.get("raw_answer")
+    raw = raw if isinstance(raw, str) else repr(raw)
+    blob = f"{key}|{status}|{grade}|{len(raw)}|{raw}".encode("utf-8", "surrogatepass")
+    return hashlib.sha256(blob).hexdigest()[:32]
 
 
 def seal(key: str, status: str, grade: int | None, record: Mapping[str, Any]) -> dict[str, Any]:
