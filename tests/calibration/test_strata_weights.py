@@ -5,21 +5,9 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 from pathlib import Path
 
 from relgrade.cli import main
-
-
-def _world(tmp_path):
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[1] / "fuzz" / "fuzz_world.py"
-    spec = importlib.util.spec_from_file_location("relgrade_fuzz_world", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module, module.write_world(tmp_path)
 
 
 def _filled(tmp_path, world, files, *, weights: bool) -> Path:
@@ -39,8 +27,8 @@ def _filled(tmp_path, world, files, *, weights: bool) -> Path:
     return out
 
 
-def test_empty_weights_are_said_and_full_weights_are_used(tmp_path, capsys):
-    world, files = _world(tmp_path)
+def test_empty_weights_are_said_and_full_weights_are_used(tmp_path, capsys, fuzz_world):
+    world, files = fuzz_world, fuzz_world.write_world(tmp_path)
     for weights in (False, True):
         human = _filled(tmp_path, world, files, weights=weights)
         report = tmp_path / f"cal-{weights}.json"

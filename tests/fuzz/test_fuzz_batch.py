@@ -12,9 +12,7 @@ right. Never a traceback; never the key, in any form, in stdout, stderr, the qre
 from __future__ import annotations
 
 import html
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from urllib.parse import quote
 
@@ -22,7 +20,6 @@ import pytest
 
 from relgrade.cli import main
 
-FAKE = Path(__file__).resolve().parents[1] / "fakes" / "batch_server.py"
 N = 6
 KEYS = {
     "sk_proj": "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAB12",
@@ -33,16 +30,6 @@ KEYS = {
     "regex": "k(e)y.*+?^$[x]{2}|\\d-77",
     "html": "k<e>y&\"quote'x-77",
 }
-
-
-def _fake():
-    name = "relgrade_fake_batch_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FAKE)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def _forms(key: str) -> set[str]:
@@ -153,10 +140,10 @@ ECHO = {  # where the provider puts the key: (mutate, marker in a chunk, model, 
 
 @pytest.mark.parametrize("place", sorted(ECHO))
 @pytest.mark.parametrize("shape", sorted(KEYS))
-def test_an_echoed_key_is_in_no_output_file_or_store(tmp_path, monkeypatch, capsys, shape, place):
+def test_an_echoed_key_is_in_no_output_file_or_store(tmp_path, monkeypatch, capsys, batch_fakes, shape, place):
     key = KEYS[shape]
     mutate, marker, model, codes = ECHO[place]
-    with _fake().FakeBatchServer(delay=0.02, mutate=mutate) as server:
+    with batch_fakes.FakeBatchServer(delay=0.02, mutate=mutate) as server:
         code, out, err = _judge(tmp_path, monkeypatch, capsys, server, model=model, key=key,
                                 extra=marker or (lambda i: ""))
         chat = server.chat.stats()
@@ -252,9 +239,9 @@ def _set_a(row, path, value):
 
 
 @pytest.mark.parametrize("case", sorted(MALFORMED))
-def test_a_malformed_answer_is_one_line_or_the_right_result(tmp_path, monkeypatch, capsys, case):
+def test_a_malformed_answer_is_one_line_or_the_right_result(tmp_path, monkeypatch, capsys, batch_fakes, case):
     mutate, provider, codes = MALFORMED[case]
-    with _fake().FakeBatchServer(delay=0.02, mutate=mutate) as server:
+    with batch_fakes.FakeBatchServer(delay=0.02, mutate=mutate) as server:
         code, out, err = _judge(tmp_path, monkeypatch, capsys, server, model=MODELS[provider])
         if code == 0:
             _grades_right(tmp_path)
@@ -272,14 +259,15 @@ def test_a_malformed_answer_is_one_line_or_the_right_result(tmp_path, monkeypatc
 
 
 @pytest.mark.parametrize("tokens", [-5, 1e30, "12", True, None, 10 ** 12])
-def test_unbelievable_token_counts_make_the_cost_unknown_never_negative(tmp_path, monkeypatch, capsys, tokens):
+def test_unbelievable_token_counts_make_the_cost_unknown_never_negative(tmp_path, monkeypatch, capsys, batch_fakes,
+                                                                       tokens):
     def usage(row, key):
         if row.get("response") is None:
             return [row]
         return [_set(row, ["usage"], {"prompt_tokens": tokens, "completion_tokens": 3}) if row["custom_id"][0] in "02"
                 else row]
 
-    with _fake().FakeBatchServer(delay=0.02, mutate={"output": on_lines(usage)}) as server:
+    with batch_fakes.FakeBatchServer(delay=0.02, mutate={"output": on_lines(usage)}) as server:
         code, out, err = _judge(tmp_path, monkeypatch, capsys, server)
     _check(code, out, err, tmp_path, codes=(0,))
     _grades_right(tmp_path)
@@ -290,14 +278,14 @@ def test_unbelievable_token_counts_make_the_cost_unknown_never_negative(tmp_path
     assert "(+2 calls of unknown price)" in out
 
 
-def test_conflicting_duplicate_lines_are_never_chosen_between(tmp_path, monkeypatch, capsys):
+def test_conflicting_duplicate_lines_are_never_chosen_between(tmp_path, monkeypatch, capsys, batch_fakes):
     def twice(row, key):
         if row.get("response") is None or not row["custom_id"].startswith("1-"):
             return [row]
         other = _set(row, ["choices", 0, "message", "content"], '{"grade": 0, "reason": "the other answer"}')
         return [row, other]
 
-    with _fake().FakeBatchServer(delay=0.02, mutate={"output": on_lines(twice)}) as server:
+    with batch_fakes.FakeBatchServer(delay=0.02, mutate={"output": on_lines(twice)}) as server:
         code, out, err = _judge(tmp_path, monkeypatch, capsys, server)
         chat = server.chat.stats()
     _check(code, out, err, tmp_path, codes=(0,))
@@ -311,8 +299,8 @@ def test_conflicting_duplicate_lines_are_never_chosen_between(tmp_path, monkeypa
 
 
 @pytest.mark.parametrize("fault", ["500", "html"])
-def test_a_status_endpoint_that_never_answers_stops_with_one_line(tmp_path, monkeypatch, capsys, fault):
-    with _fake().FakeBatchServer(delay=0.02, status_fault=fault) as server:
+def test_a_status_endpoint_that_never_answers_stops_with_one_line(tmp_path, monkeypatch, capsys, batch_fakes, fault):
+    with batch_fakes.FakeBatchServer(delay=0.02, status_fault=fault) as server:
         code, out, err = _judge(tmp_path, monkeypatch, capsys, server)
         polls = server.stats()["status_requests"]
     line = _check(code, out, err, tmp_path, codes=(2,))

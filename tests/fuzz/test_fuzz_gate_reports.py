@@ -7,25 +7,12 @@ unchanged reports pass."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 from relgrade.cli import main
 
 
-def _load_world():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("relgrade_fuzz_world", Path(__file__).with_name("fuzz_world.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-write_world = _load_world().write_world
 SENTINEL = "@@BAD@@"
 # raw JSON tokens put where a number was (text, so NaN and 5000 digits reach the reader as a file would hold them)
 BAD_NUMBERS = {
@@ -45,9 +32,9 @@ SETTINGS = {
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory):
+def reports(tmp_path_factory, fuzz_world):
     root = tmp_path_factory.mktemp("gate-world")
-    f = write_world(root)
+    f = fuzz_world.write_world(root)
     out = {}
     for name, argv in {
         "evaluate": ["evaluate", "--run", str(f["run"]), "--qrels", str(f["qrels"]), "--n-boot", "20"],

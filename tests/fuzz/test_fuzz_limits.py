@@ -5,26 +5,13 @@ Each absurd value is exit 2 with one line naming the option, at once (nothing al
 from __future__ import annotations
 
 import json
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from relgrade.cli import main
 
 
-def _load_world():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("relgrade_fuzz_world", Path(__file__).with_name("fuzz_world.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-write_world = _load_world().write_world
 BIG = str(10 ** 9)
 JUDGE = ["judge", "--run", "{run}", "--corpus", "{corpus}", "--model", "openai/gpt-4o-mini", "--store", "{tmp}/s.sqlite"]
 CASES = {
@@ -54,9 +41,9 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_an_absurd_size_is_one_line_at_once(tmp_path, capsys, monkeypatch, case):
+def test_an_absurd_size_is_one_line_at_once(tmp_path, capsys, monkeypatch, fuzz_world, case):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-123456")
-    files = write_world(tmp_path)
+    files = fuzz_world.write_world(tmp_path)
     rows = [json.loads(x) for x in files["judge"].read_text().splitlines()]
     files["bigscale"] = tmp_path / "bigscale.jsonl"
     files["bigscale"].write_text("".join(json.dumps({**r, "scale": [0, 10 ** 9]}) + "\n" for r in rows))

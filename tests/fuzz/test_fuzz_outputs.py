@@ -5,7 +5,6 @@ closed port, and the check runs first)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,17 +12,6 @@ import pytest
 from relgrade.cli import main
 
 
-def _load_world():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("relgrade_fuzz_world", Path(__file__).with_name("fuzz_world.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-write_world = _load_world().write_world
 JUDGE = ["--model", "openai/gpt-4o-mini", "--api-base", "http://127.0.0.1:9/v1"]
 
 # command -> (argv with {role} placeholders, output options (role names), input roles it reads)
@@ -65,8 +53,8 @@ def never_serve(monkeypatch):
     monkeypatch.setattr(server, "serve", lambda *a, **k: (_ for _ in ()).throw(AssertionError("served")))
 
 
-def _world(tmp_path: Path) -> dict[str, Path]:
-    files = write_world(tmp_path)
+def _world(tmp_path: Path, fuzz_world) -> dict[str, Path]:
+    files = fuzz_world.write_world(tmp_path)
     files["store"] = tmp_path / "store.sqlite"
     import sqlite3
 
@@ -90,8 +78,8 @@ def _pointing(tmp_path: Path, target: Path, how: str) -> str:
 
 
 @pytest.mark.parametrize("command,out,role,how", list(_cases()))
-def test_an_output_that_is_an_input_is_refused(tmp_path, capsys, command, out, role, how):
-    files = _world(tmp_path)
+def test_an_output_that_is_an_input_is_refused(tmp_path, capsys, fuzz_world, command, out, role, how):
+    files = _world(tmp_path, fuzz_world)
     before = {k: p.read_bytes() for k, p in files.items() if p.is_file()}
     values = {k: str(v) for k, v in files.items()}
     values[out] = _pointing(tmp_path, files[role], how)
@@ -107,10 +95,10 @@ def test_an_output_that_is_an_input_is_refused(tmp_path, capsys, command, out, r
 
 
 @pytest.mark.parametrize("command", ["judge-details", "hybrid-stale", "calibrate-both"])
-def test_derived_and_twin_outputs_are_refused(tmp_path, capsys, command):
+def test_derived_and_twin_outputs_are_refused(tmp_path, capsys, fuzz_world, command):
     """An input that is the *details* file of --out (judge), the stale file of --out (hybrid), or two outputs that
     are one file (calibrate --json and --report)."""
-    files = _world(tmp_path)
+    files = _world(tmp_path, fuzz_world)
     if command == "judge-details":
         (tmp_path / "c.details.jsonl").write_bytes(files["corpus"].read_bytes())
         argv = ["judge", "--run", str(files["run"]), "--corpus", str(tmp_path / "c.details.jsonl"),
@@ -128,9 +116,9 @@ def test_derived_and_twin_outputs_are_refused(tmp_path, capsys, command):
     assert len(err) == 1 and "same file" in err[0], err
 
 
-def test_judge_out_equal_to_the_default_store_is_refused(tmp_path, capsys, monkeypatch):
+def test_judge_out_equal_to_the_default_store_is_refused(tmp_path, capsys, monkeypatch, fuzz_world):
     """No --store: the store is $RELGRADE_STORE (else .relgrade/judgments.sqlite); --out may not be it."""
-    files = _world(tmp_path)
+    files = _world(tmp_path, fuzz_world)
     monkeypatch.setenv("RELGRADE_STORE", str(tmp_path / "env.sqlite"))
     argv = ["judge", "--run", str(files["run"]), "--corpus", str(files["corpus"]), "--out",
             str(tmp_path / "env.sqlite-wal"), *JUDGE]

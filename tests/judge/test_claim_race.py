@@ -6,7 +6,6 @@ endpoint (tests/fakes/batch_server.py), by the same pair key. No pair may be pai
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -18,17 +17,6 @@ import pytest
 
 MODEL = "openai/gpt-4o-mini"
 N_QUERIES, N_DOCS = 4, 20
-FAKE_BATCH = Path(__file__).resolve().parents[1] / "fakes" / "batch_server.py"
-
-
-def _batch_fake():
-    name = "relgrade_fake_batch_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FAKE_BATCH)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -65,7 +53,8 @@ def _wait(condition, seconds=120.0):
 
 
 @pytest.mark.parametrize("order", ["online_first", "batch_first", "together"])
-def test_no_pair_is_paid_twice_by_online_and_batch_judges(fakes, tmp_path, make_run, fake_key, store, order):
+def test_no_pair_is_paid_twice_by_online_and_batch_judges(fakes, batch_fakes, tmp_path, make_run, fake_key, store,
+                                                          order):
     """The online fake answers slowly (2 s) until the batch endpoint has its first batch, then fast (20 ms): so the
     batches are always opened while the online judge holds claims and has most pairs still to go, whatever the
     machine's load."""
@@ -75,7 +64,7 @@ def test_no_pair_is_paid_twice_by_online_and_batch_judges(fakes, tmp_path, make_
     n = N_QUERIES * N_DOCS
     base = ["--run", str(run), "--model", MODEL, "--store", store, "--depth", "100"]
     with fakes.FakeOpenAIServer(latency=0.02, lifetime=300) as online_srv, \
-            _batch_fake().FakeBatchServer(delay=1.0, lifetime=300) as batch_srv:
+            batch_fakes.FakeBatchServer(delay=1.0, lifetime=300) as batch_srv:
         online = base + ["--api-base", online_srv.base_url, "--concurrency", "2", "--out", str(tmp_path / "on.qrels")]
         batch = [*base, "--api-base", batch_srv.base_url, "--batch", "--poll-interval", "0.2", "--batch-size", "30"]
         procs = []

@@ -39,9 +39,8 @@ from typing import Any
 
 from relgrade._errors import InputError
 from relgrade.judge._batch_api import TERMINAL, BatchAPIError, BatchRequest, BatchState
-from relgrade.judge._batch_options import (  # noqa: F401 - re-exported: the batch options live there
-    _STALE_SUBMIT, BATCH_DISCOUNT, DEFAULT_BATCH_SIZE, DEFAULT_MAX_POLL_ERRORS, DEFAULT_POLL_INTERVAL, MAX_BATCH_SIZE,
-    MAX_POLL_INTERVAL, PROVIDERS, check_batch_options,
+from relgrade.judge._batch_options import (  # the batch options live there; these three re-exported in __all__
+    _STALE_SUBMIT, BATCH_DISCOUNT, DEFAULT_BATCH_SIZE, DEFAULT_MAX_POLL_ERRORS, DEFAULT_POLL_INTERVAL, check_batch_options,
 )
 from relgrade.judge._batch_store import BatchRow
 from relgrade.judge._call import import_litellm, key_env, price_per_token, provider_of

@@ -12,12 +12,11 @@ batch created just before a crash (that one window may pay twice; see the README
 
 from __future__ import annotations
 
-import json
 from typing import Any, Sequence
 
 from relgrade.judge._batch_api import BatchLine, BatchRequest, BatchState, JsonClient
 from relgrade.judge._batch_checks import (
-    BatchAnswerError, Results, check_counts, check_id, custom_id, line_error, obj, read_jsonl, text,
+    BatchAnswerError, Results, batch_object, check_counts, check_id, custom_id, line_error, obj, read_jsonl, text,
 )
 from relgrade.judge._prices import usage_tokens
 
@@ -55,13 +54,8 @@ class AnthropicBatches:
         return None
 
     async def status(self, batch_id: str) -> BatchState:
-        b = obj(await self.http.request("GET", f"{self.base}/messages/batches/{check_id(batch_id, 'the batch id')}"),
-                f"batch {batch_id}")
-        if b.get("id") not in (None, batch_id):
-            raise BatchAnswerError(f"asked for batch {batch_id}, got batch {text(b.get('id'), 40)!r}")
-        processing = b.get("processing_status")
-        if processing not in _PROCESSING:
-            raise BatchAnswerError(f"batch {batch_id} has an unknown processing_status {text(processing, 40)!r}")
+        b, processing = batch_object(await self.http.request(
+            "GET", f"{self.base}/messages/batches/{check_id(batch_id, 'the id')}"), batch_id, "processing_status", _PROCESSING)
         counts = check_counts(b.get("request_counts"))
         if processing != "ended":
             return BatchState(batch_id, "running", counts)

@@ -57,6 +57,18 @@ def obj(value: Any, what: str) -> dict[str, Any]:
     return value
 
 
+def batch_object(value: Any, batch_id: str, field: str, known) -> tuple[dict[str, Any], str]:
+    """``(object, state)`` of a status answer: a JSON object about ``batch_id`` (its ``id``, if given, is that one)
+    whose ``field`` is one of the ``known`` states."""
+    b = obj(value, f"batch {batch_id}")
+    if b.get("id") not in (None, batch_id):
+        raise BatchAnswerError(f"asked for batch {batch_id}, got batch {text(b.get('id'), 40)!r}")
+    state = b.get(field)
+    if state not in known:
+        raise BatchAnswerError(f"batch {batch_id} has an unknown {field} {text(state, 40)!r}")
+    return b, state
+
+
 def check_id(value: Any, what: str) -> str:
     if not (isinstance(value, str) and _ID.fullmatch(value)):
         shown = text(value, 40) if isinstance(value, str) else type(value).__name__
@@ -123,5 +135,5 @@ def custom_id(row: dict[str, Any]) -> str | None:
     return cid if isinstance(cid, str) and 0 < len(cid) <= 200 else None
 
 
-__all__ = ["BatchAnswerError", "MAX_TOKENS", "Results", "check_counts", "check_id", "check_time", "custom_id",
+__all__ = ["BatchAnswerError", "Results", "batch_object", "check_counts", "check_id", "check_time", "custom_id",
            "line_error", "obj", "optional_id", "read_jsonl", "text"]

@@ -18,8 +18,8 @@ from typing import Any, Sequence
 
 from relgrade.judge._batch_api import BatchAPIError, BatchLine, BatchRequest, BatchState, JsonClient
 from relgrade.judge._batch_checks import (
-    BatchAnswerError, Results, check_counts, check_id, check_time, custom_id, line_error, obj, optional_id, read_jsonl,
-    text,
+    BatchAnswerError, Results, batch_object, check_counts, check_id, check_time, custom_id, line_error, obj,
+    optional_id, read_jsonl, text,
 )
 from relgrade.judge._prices import usage_tokens
 
@@ -79,13 +79,8 @@ class OpenAIBatches:
         return None
 
     async def status(self, batch_id: str) -> BatchState:
-        b = obj(await self.http.request("GET", f"{self.base}/batches/{check_id(batch_id, 'the batch id')}"),
-                f"batch {batch_id}")
-        if b.get("id") not in (None, batch_id):
-            raise BatchAnswerError(f"asked for batch {batch_id}, got batch {text(b.get('id'), 40)!r}")
-        status = b.get("status")
-        if status not in _STATES:
-            raise BatchAnswerError(f"batch {batch_id} has an unknown status {text(status, 40)!r}")
+        b, status = batch_object(await self.http.request("GET", f"{self.base}/batches/{check_id(batch_id, 'the id')}"),
+                                 batch_id, "status", _STATES)
         errors = b.get("errors")
         data = obj(errors, "its errors").get("data") if errors is not None else None
         if data is not None and not isinstance(data, list):

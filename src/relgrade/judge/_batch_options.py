@@ -17,7 +17,6 @@ MAX_POLL_INTERVAL = 86_400.0
 DEFAULT_MAX_POLL_ERRORS = 10
 """Status polls of one batch that may fail in a row (each after the client's own retries) before the run stops."""
 _STALE_SUBMIT = 120.0
-PROVIDERS = ("openai", "anthropic")
 
 
 def check_batch_options(*, poll_interval: float = DEFAULT_POLL_INTERVAL, batch_size: int = DEFAULT_BATCH_SIZE,
@@ -37,4 +36,4 @@ def check_batch_options(*, poll_interval: float = DEFAULT_POLL_INTERVAL, batch_s
 
 
 __all__ = ["BATCH_DISCOUNT", "DEFAULT_BATCH_SIZE", "DEFAULT_MAX_POLL_ERRORS", "DEFAULT_POLL_INTERVAL", "MAX_BATCH_SIZE",
-           "MAX_POLL_INTERVAL", "PROVIDERS", "check_batch_options"]
+           "MAX_POLL_INTERVAL", "check_batch_options"]
