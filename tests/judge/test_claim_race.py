@@ -55,16 +55,16 @@ def _wait(condition, seconds=120.0):
 @pytest.mark.parametrize("order", ["online_first", "batch_first", "together"])
 def test_no_pair_is_paid_twice_by_online_and_batch_judges(fakes, batch_fakes, tmp_path, make_run, fake_key, store,
                                                           order):
-    """The online fake answers slowly (2 s) until the batch endpoint has its first batch, then fast (20 ms): so the
-    batches are always opened while the online judge holds claims and has most pairs still to go, whatever the
-    machine's load."""
+    """The online fake answers slowly (2 s) until the batch endpoint has its first batch, then fast (20 ms), and the
+    batches take 4 s: so they are opened while the online judge holds claims and has most pairs still to go, and
+    still pending when it reaches their pairs, whatever the machine's load."""
     spec = {f"q{q}": (f"question number {q}", [(f"q{q}d{d}", f"passage {d} of {q} [[grade={(q + d) % 4}]]")
                                                for d in range(N_DOCS)]) for q in range(N_QUERIES)}
     run = make_run(tmp_path / "run.jsonl", spec)
     n = N_QUERIES * N_DOCS
     base = ["--run", str(run), "--model", MODEL, "--store", store, "--depth", "100"]
     with fakes.FakeOpenAIServer(latency=0.02, lifetime=300) as online_srv, \
-            batch_fakes.FakeBatchServer(delay=1.0, lifetime=300) as batch_srv:
+            batch_fakes.FakeBatchServer(delay=4.0, lifetime=300) as batch_srv:
         online = base + ["--api-base", online_srv.base_url, "--concurrency", "2", "--out", str(tmp_path / "on.qrels")]
         batch = [*base, "--api-base", batch_srv.base_url, "--batch", "--poll-interval", "0.2", "--batch-size", "30"]
         procs = []
@@ -106,6 +106,7 @@ def test_no_pair_is_paid_twice_by_online_and_batch_judges(fakes, batch_fakes, tm
     assert len(got) == n and all(g == (int(q[1:]) + int(d.split("d")[1])) % 4 for (q, d), g in got.items())
     shared = [json.loads(x) for x in (tmp_path / "all.qrels.details.jsonl").read_text().splitlines()]
     assert sum(not r["cached"] for r in shared) == 0  # the last run paid nothing: everything was in the store
-    if order == "online_first":
-        online_out = results[0][0]
-        assert "pairs are in provider batches still pending" in online_out  # said, not paid
+    online_out = next(out for out, _ in results if "on.qrels" in out) if order != "batch_first" else ""
+    if online_out:  # the pairs a pending batch held were said, not paid
+        not_done = int(online_out.split(" not done;")[0].rsplit(" ", 1)[1])
+        assert not_done == 0 or f"note: {not_done} pairs are in provider batches still pending" in online_out
