@@ -24,6 +24,7 @@ def print_batch_status(store, model: str | None) -> int:
     """``--batch-status``: one line per open batch of the store's ledger (``--store``, else ``$RELGRADE_STORE``, else
     the default file); the store is named as every message names it (a URL without its password)."""
     from relgrade.judge._batch import batch_status
+    from relgrade.judge._secrets import collect_secrets, redact
     from relgrade.judge._store import store_name
 
     rows = batch_status(store or None, model=model)
@@ -32,10 +33,11 @@ def print_batch_status(store, model: str | None) -> int:
         click.echo(f"no pending batches in {name}")
         return 0
     click.echo(f"{len(rows)} pending batches in {name}:")
+    secrets = collect_secrets()  # a ledger written by an older relgrade may hold an id a provider built from the key
     for r in rows:
         age = time.time() - r.created
-        click.echo(f"  {r.batch_id or '(not created yet)'}  {r.provider}  {r.model}  {r.requests} requests  "
-                   f"{r.state}  submitted {age / 3600:.1f} h ago  (local id {r.local_id})")
+        click.echo(redact(f"  {r.batch_id or '(not created yet)'}  {r.provider}  {r.model}  {r.requests} requests  "
+                          f"{r.state}  submitted {age / 3600:.1f} h ago  (local id {r.local_id})", secrets))
     click.echo("re-run the same relgrade judge --batch command to collect them")
     return 0
 
