@@ -105,7 +105,7 @@ def read_report(path: str | Path) -> dict[str, Any]:
     """A report JSON (``relgrade evaluate --json`` or ``relgrade estimate --json``) as a dict; InputError if not one."""
     from relgrade.io._text import read_text
 
-    from relgrade._gate_checks import loads_report
+    from relgrade._report_checks import loads_report
 
     return _check_report(loads_report(read_text(str(path), what="report file"), str(path)), str(path))
 
@@ -114,7 +114,7 @@ def _check_report(data: Any, name: str) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("aggregate"), dict):
         raise InputError("no 'aggregate' object; pass a file written by 'relgrade evaluate --json' or "
                          "'relgrade estimate --json'", path=name)
-    from relgrade._gate_checks import check_report  # every number, interval and setting (issue 24)
+    from relgrade._report_checks import check_report  # every number, interval and setting (issue 24)
 
     return check_report(data, name)
 
