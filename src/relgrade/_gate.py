@@ -240,6 +240,8 @@ def gate(
     if names is not None:
         base_name, cur_name = map(str, names)
     settings = check_comparable(base, cur, base_name, cur_name)
+    # how each estimate report's judges predicted the metric (hard/soft, judges, folds); None for evaluate reports
+    settings["prediction"] = {"baseline": base["settings"].get("prediction"), "current": cur["settings"].get("prediction")}
     leaks = report_leaks(cur, cur_name)
     report_leaks(base, base_name)  # malformed leaks are an error on either side
 

@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 import pytest
 
-from relgrade.hybrid._expect import expected_answerable, expected_values, leave_one_out
+from relgrade.hybrid._expect import capped_leave_one_out, expected_answerable, expected_values, leave_one_out
 from relgrade.io import Qrels, Run
 from relgrade.metrics import compute, join, parse_metrics
 
@@ -69,21 +69,25 @@ def test_several_models_are_computed_side_by_side():
 
 
 def test_leave_one_out_expectations_are_exact():
-    """E[f(C_-j)] for a Poisson-binomial count, every j, against enumeration, with equal columns grouped."""
+    """E[f(C_-j)] for a Poisson-binomial count, every j, against enumeration, with equal columns grouped; and the
+    distribution of the count capped at 3 (what nDCG@k needs, by prefix and suffix sums)."""
     rng = np.random.default_rng(4)
     for n in (1, 2, 5, 20):
         q = rng.random((2, n))
         q[:, : n // 2] = q[:, :1]  # a group of equal documents
         fs = rng.normal(size=(3, n))
         got = leave_one_out(q, fs)
+        capped = capped_leave_one_out(q, 3)
         for s in range(2):
-            for j in range(min(n, 6)):
+            for j in range(n):
                 others = np.delete(q[s], j)
                 pmf = np.array([1.0])
                 for p in others:
                     pmf = np.convolve(pmf, [1 - p, p])
                 want = fs[:, : len(pmf)] @ pmf
                 assert got[s, j] == pytest.approx(want, abs=1e-12)
+                top = np.r_[pmf[:3], pmf[3:].sum()] if len(pmf) > 3 else np.r_[pmf, np.zeros(4 - len(pmf))]
+                assert capped[s, j] == pytest.approx(top, abs=1e-12)  # the count capped at 3
 
 
 def test_ndcg_approximation_error_is_small_on_small_pools():

@@ -99,7 +99,12 @@ def _ndcg(P: np.ndarray, targets: np.ndarray, gains: np.ndarray, k: int | None) 
     steps = np.diff(np.concatenate([[0.0], levels]))
     above = (gains[None, :] >= levels[:, None]).astype(np.float64)  # (L, C): class reaches level l
     q = np.einsum("snc,lc->lsn", P, above).reshape(len(levels) * S, n)
-    e = leave_one_out(q, np.vstack([cum[:n], d])).reshape(len(levels), S, n, 2)  # E[D(C_-j)], E[d(C_-j)] per level
+    fs = np.vstack([cum[:n], d])  # D(c), d(c): E[D(C_-j)], E[d(C_-j)] per level
+    if k is not None and k < n:  # both are constant from c = k on: the count capped at k is enough
+        e = capped_leave_one_out(q, k) @ fs[:, :k + 1].T
+    else:
+        e = leave_one_out(q, fs)
+    e = e.reshape(len(levels), S, n, 2)
     base = np.einsum("l,lsn->sn", steps, e[..., 0])  # E[IDCG | doc j has gain 0]
     slope = np.einsum("l,lsn,lc->snc", steps, e[..., 1], above)  # what doc j's class adds (expected discounts)
     mean = base[..., None] + slope  # (S, n, C): E[IDCG | g_j = c]
@@ -124,18 +129,52 @@ def leave_one_out(q: np.ndarray, fs: np.ndarray) -> np.ndarray:
     """
     S, n = q.shape
     w = np.exp(2j * np.pi * np.arange(n) / n)
-    if n > 16:  # equal columns are one factor raised to their count
+    if n > 16 and len(np.unique(q[0])) < n:  # equal columns are one factor raised to their count
         cols, group, counts = np.unique(q.T, axis=0, return_inverse=True, return_counts=True)
     else:  # a small pool: the grouping costs more than it saves
         cols, group, counts = q.T, np.arange(n), np.ones(n, dtype=np.int64)
     z = 1.0 - cols[:, :, None] + cols[:, :, None] * w  # (groups, S, n)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logs = np.log(z)
-    whole = np.exp(counts[:, None, None] * logs)  # each group's factor, zero-safe
+    whole, rest = z.copy(), np.ones_like(z)  # each group's factor, and the factor of its other members
+    many = counts > 1
+    if many.any():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logs = np.log(z[many])
+        whole[many] = np.exp(counts[many, None, None] * logs)  # z ** count, zero-safe
+        rest[many] = np.exp((counts[many, None, None] - 1) * logs)
     one = np.ones((1, S, n), dtype=complex)
     before = np.concatenate([one, np.cumprod(whole, axis=0)[:-1]], axis=0)
     after = np.concatenate([np.cumprod(whole[::-1], axis=0)[::-1][1:], one], axis=0)
-    G = before * after * np.exp((counts[:, None, None] - 1) * logs)  # one member of each group left out
+    G = before * after * rest  # one member of each group left out
     F = np.fft.fft(np.asarray(fs, dtype=np.float64), axis=-1) / n
     per_group = np.real(G @ F.T)  # (groups, S, F)
     return per_group[group.ravel()].transpose(1, 0, 2)
+
+
+def capped_leave_one_out(q: np.ndarray, k: int) -> np.ndarray:
+    """The distribution of ``min(C_-j, k)`` for every document j: (S, n, k + 1), exact.
+
+    ``C_-j`` as in :func:`leave_one_out`. Prefix and suffix distributions of the capped count (a dynamic
+    program over the documents, O(n k)), then for each j the capped convolution of the documents before it
+    with those after it.
+    """
+    S, n = q.shape
+    both = np.zeros((n + 1, 2 * S, k + 1))  # prefixes (first S rows) and suffixes (read backwards), side by side
+    both[0, :, 0] = 1.0
+    ends = np.concatenate([q, q[:, ::-1]])
+    for i in range(n):
+        both[i + 1] = _add(both[i], ends[:, i])
+    a, b = both[:n, :S], both[n - 1::-1, S:]  # the documents before j and after j
+    tail = np.cumsum(b[..., ::-1], axis=-1)[..., ::-1]  # P(after >= c)
+    out = np.zeros((n, S, k + 1))
+    for i in range(k + 1):
+        out[..., i:k] += a[..., i:i + 1] * b[..., :k - i]
+        out[..., k] += a[..., i] * tail[..., k - i]
+    return out.transpose(1, 0, 2)
+
+
+def _add(pmf: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The capped count's distribution after one more Bernoulli(p) document (the top state absorbs)."""
+    new = pmf * (1.0 - p)[:, None]
+    new[:, 1:] += pmf[:, :-1] * p[:, None]
+    new[:, -1] += pmf[:, -1] * p
+    return new
