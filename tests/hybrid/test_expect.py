@@ -1,8 +1,10 @@
-"""Expected metric values (relgrade.hybrid._expect) against brute-force enumeration of every grade assignment.
+"""Expected metric values (relgrade.hybrid._expect) against brute-force enumeration.
 
-The oracle is the metrics core itself: each assignment of grades to the pool's documents is one topic of one
-Qrels, scored by ``compute(join(...))`` in one call, and weighted by its probability under independent
-documents. Exact forms must agree to 1e-12; nDCG's approximation has its error measured and bounded.
+The oracle is the metrics core itself: each grade assignment of the pool's documents is one topic of one
+Qrels, scored by ``compute(join(...))`` in one call and weighted by its probability. Under independent
+documents (every assignment) for recall, precision, MRR and the answerability; under comonotone documents
+(one shared uniform: one assignment per interval between the sorted probabilities) for nDCG and frac_recall,
+whose gap to the independent expectation is measured and bounded.
 """
 
 from __future__ import annotations
@@ -12,28 +14,44 @@ import itertools
 import numpy as np
 import pytest
 
-from relgrade.hybrid._expect import capped_leave_one_out, expected_answerable, expected_values, leave_one_out
+from relgrade.hybrid._expect import expected_answerable, expected_values
 from relgrade.io import Qrels, Run
 from relgrade.metrics import compute, join, parse_metrics
 
-EXACT = parse_metrics(["recall@1", "recall@3", "recall@10", "precision@2", "precision@5", "mrr", "mrr@2",
-                       "frac_recall@2", "frac_recall@10"])
-NDCG = parse_metrics(["ndcg@1", "ndcg@3", "ndcg"])
+EXACT = parse_metrics(["recall@1", "recall@3", "recall@10", "precision@2", "precision@5", "mrr", "mrr@2"])
+RATIOS = parse_metrics(["ndcg@1", "ndcg@3", "ndcg", "frac_recall@2", "frac_recall@10"])
+
+
+def _score(assignments, weights, order, metrics, threshold: int):
+    """The metrics core on one topic per grade assignment (a tuple of grades per document), weighted."""
+    docs = [f"d{i}" for i in range(len(assignments[0]))]
+    topics = [f"a{i}" for i in range(len(assignments))]
+    qrels = Qrels({t: {docs[i]: int(g) for i, g in enumerate(a)} for t, a in zip(topics, assignments)})
+    ranking = {docs[i]: float(len(order) - rank) for rank, i in enumerate(order)}
+    values = compute(join(qrels, Run.from_dict({t: ranking for t in topics}), rel_threshold=threshold, topics=topics),
+                     metrics, rel_threshold=threshold)
+    return np.array([np.asarray(weights) @ values[m.name] for m in metrics])
 
 
 def brute_force(P: np.ndarray, order, classes, metrics, threshold: int):
-    """(expected values, P(answerable)) over all len(classes)**n assignments, by the metrics core."""
+    """(expected values, P(answerable)) with independent documents: all len(classes)**n assignments."""
     n = len(P)
-    docs = [f"d{i}" for i in range(n)]
-    assignments = list(itertools.product(range(len(classes)), repeat=n))
-    topics = [f"a{i}" for i in range(len(assignments))]
-    qrels = Qrels({t: {docs[i]: int(classes[c]) for i, c in enumerate(a)} for t, a in zip(topics, assignments)})
-    ranking = {docs[i]: float(len(order) - rank) for rank, i in enumerate(order)}
-    run = Run.from_dict({t: ranking for t in topics})
-    values = compute(join(qrels, run, rel_threshold=threshold, topics=topics), metrics, rel_threshold=threshold)
-    weight = np.array([np.prod([P[i, c] for i, c in enumerate(a)]) for a in assignments])
-    relevant = np.array([any(classes[c] >= threshold for c in a) for a in assignments])
-    return np.array([weight @ values[m.name] for m in metrics]), float(weight @ relevant)
+    index = list(itertools.product(range(len(classes)), repeat=n))
+    weights = [np.prod([P[i, c] for i, c in enumerate(a)]) for a in index]
+    assignments = [tuple(classes[c] for c in a) for a in index]
+    answerable = sum(w for w, a in zip(weights, assignments) if max(a) >= threshold)
+    return _score(assignments, weights, order, metrics, threshold), answerable
+
+
+def comonotone_brute_force(P: np.ndarray, order, classes, metrics, threshold: int):
+    """Expected values when one uniform U decides every document: grade_i(U) is the highest class c with
+    P(grade_i >= c) > U; one assignment per interval between the sorted cumulative probabilities."""
+    tail = np.cumsum(P[:, ::-1], axis=1)[:, ::-1]  # P(grade >= classes[c])
+    cuts = np.unique(np.concatenate([[0.0, 1.0], tail.ravel()]))
+    mids, widths = (cuts[1:] + cuts[:-1]) / 2, np.diff(cuts)
+    assignments = [tuple(classes[max([c for c in range(len(classes)) if tail[i, c] > u], default=0)]
+                         for i in range(len(P))) for u in mids]
+    return _score(assignments, widths, order, metrics, threshold)
 
 
 def _case(rng, n_max=5, classes=(0, 1, 2, 3), alpha=0.7):
@@ -63,59 +81,50 @@ def test_several_models_are_computed_side_by_side():
     cls = np.arange(4.0)
     P = rng.dirichlet(np.ones(4), size=(3, 4))  # three models' distributions of the same four documents
     order = np.array([2, 0, 3])
-    both = expected_values(P, order, cls, cls >= 1, EXACT + NDCG)
+    both = expected_values(P, order, cls, cls >= 1, EXACT + RATIOS)
     for s in range(3):
-        assert both[s] == pytest.approx(expected_values(P[s:s + 1], order, cls, cls >= 1, EXACT + NDCG)[0])
+        assert both[s] == pytest.approx(expected_values(P[s:s + 1], order, cls, cls >= 1, EXACT + RATIOS)[0])
 
 
-def test_leave_one_out_expectations_are_exact():
-    """E[f(C_-j)] for a Poisson-binomial count, every j, against enumeration, with equal columns grouped; and the
-    distribution of the count capped at 3 (what nDCG@k needs, by prefix and suffix sums)."""
-    rng = np.random.default_rng(4)
-    for n in (1, 2, 5, 20):
-        q = rng.random((2, n))
-        q[:, : n // 2] = q[:, :1]  # a group of equal documents
-        fs = rng.normal(size=(3, n))
-        got = leave_one_out(q, fs)
-        capped = capped_leave_one_out(q, 3)
-        for s in range(2):
-            for j in range(n):
-                others = np.delete(q[s], j)
-                pmf = np.array([1.0])
-                for p in others:
-                    pmf = np.convolve(pmf, [1 - p, p])
-                want = fs[:, : len(pmf)] @ pmf
-                assert got[s, j] == pytest.approx(want, abs=1e-12)
-                top = np.r_[pmf[:3], pmf[3:].sum()] if len(pmf) > 3 else np.r_[pmf, np.zeros(4 - len(pmf))]
-                assert capped[s, j] == pytest.approx(top, abs=1e-12)  # the count capped at 3
+@pytest.mark.parametrize("classes", [(0, 1, 2, 3), (0, 1)])
+def test_ndcg_and_frac_recall_equal_brute_force_under_comonotone_documents(classes):
+    rng = np.random.default_rng(10 + len(classes))
+    cls = np.array(classes, dtype=float)
+    for _ in range(25):
+        P, order = _case(rng, n_max=6, classes=classes)
+        threshold = int(rng.integers(1, len(classes)))
+        want = comonotone_brute_force(P, order, classes, RATIOS, threshold)
+        got = expected_values(P[None], order, np.maximum(cls, 0), cls >= threshold, RATIOS)[0]
+        assert got == pytest.approx(want, abs=1e-12)
 
 
-def test_ndcg_approximation_error_is_small_on_small_pools():
-    """E[DCG/IDCG] with E[1/IDCG | g_i] by a second-order expansion: measured against brute force."""
+def test_ndcg_and_frac_recall_stay_near_the_independent_expectation():
+    """The approximation's gap to the expectation under independent documents, on small random pools."""
     rng = np.random.default_rng(5)
     cls = np.arange(4.0)
-    errors = []
+    gaps = []
     for alpha in (0.5, 1.0, 3.0):  # very uncertain to moderately uncertain documents
         for _ in range(20):
             P, order = _case(rng, n_max=6, alpha=alpha)
-            want, _ = brute_force(P, order, (0, 1, 2, 3), NDCG, 1)
-            errors.append(np.abs(expected_values(P[None], order, cls, cls >= 1, NDCG)[0] - want))
-    errors = np.array(errors)
-    print(f"nDCG approximation on {len(errors)} small pools: max error {errors.max():.4f}, mean {errors.mean():.4f}")
-    assert errors.max() < 0.06 and errors.mean() < 0.01
+            want, _ = brute_force(P, order, (0, 1, 2, 3), RATIOS, 1)
+            gaps.append(np.abs(expected_values(P[None], order, cls, cls >= 1, RATIOS)[0] - want))
+    gaps = np.array(gaps)
+    print(f"nDCG / frac_recall, comonotone vs independent on {len(gaps)} small pools: max gap {gaps.max():.4f}, "
+          f"mean {gaps.mean():.4f}")
+    assert gaps.max() < 0.3 and gaps.mean() < 0.06
 
 
-def test_ndcg_is_exact_when_one_document_is_uncertain_and_retrieved_alone():
-    # the case plugging expected gains into both DCGs gets wrong: p = 0.5 of grade 3, else 0 -> E[nDCG] = 0.5
+def test_ratios_are_exact_when_one_document_is_uncertain():
+    # the case plugging expected gains into both DCGs gets wrong (it says 1): p = 0.5 of grade 3, else 0
     P = np.array([[0.5, 0.0, 0.0, 0.5], [1.0, 0.0, 0.0, 0.0]])
     cls = np.arange(4.0)
-    got = expected_values(P[None], np.array([0, 1]), cls, cls >= 1, NDCG)[0]
-    assert got == pytest.approx([0.5, 0.5, 0.5], abs=1e-12)
+    got = expected_values(P[None], np.array([0, 1]), cls, cls >= 1, RATIOS)[0]
+    assert got == pytest.approx([0.5] * 5, abs=1e-12)  # frac_recall too: the one relevant document, half the time
 
 
 def test_empty_pool_and_empty_ranking_score_zero():
     cls = np.arange(4.0)
-    assert (expected_values(np.zeros((1, 0, 4)), np.zeros(0, int), cls, cls >= 1, EXACT + NDCG) == 0).all()
+    assert (expected_values(np.zeros((1, 0, 4)), np.zeros(0, int), cls, cls >= 1, EXACT + RATIOS) == 0).all()
     P = np.full((1, 2, 4), 0.25)
-    assert (expected_values(P, np.zeros(0, int), cls, cls >= 1, EXACT + NDCG) == 0).all()
+    assert (expected_values(P, np.zeros(0, int), cls, cls >= 1, EXACT + RATIOS) == 0).all()
     assert expected_answerable(P, cls >= 1)[0] == pytest.approx(1 - 0.25 ** 2)

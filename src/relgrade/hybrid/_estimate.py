@@ -41,7 +41,7 @@ import numpy as np
 
 from relgrade._errors import InputError
 from relgrade.io import Qrels, Run
-from relgrade.metrics import Metric, compute, join, parse_metrics
+from relgrade.metrics import Metric, parse_metrics
 from relgrade.metrics._evaluate import find_leaks, no_shared_queries
 from relgrade.metrics._settings import (
     DEFAULT_NO_ANSWER, check_no_answer, check_rel_threshold, labels_fingerprint, queries_fingerprint,
@@ -215,7 +215,7 @@ def wilson(p: float, n: int, alpha: float = 0.05) -> tuple[float, float]:
 def estimate(
     run: Run | Mapping[str, Any],
     human: Qrels | Mapping[str, Mapping[str, int]],
-    judge: Qrels | Mapping[str, Mapping[str, int]],
+    judge: Any,
     metrics: Sequence[str | Metric] | None = None,
     *,
     k: Sequence[int] | None = None,
