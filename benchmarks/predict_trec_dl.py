@@ -35,22 +35,12 @@ import numpy as np
 
 from _llm_judges import llm_judge, surface, systems  # noqa: E402 - benchmarks/ is the script folder
 from _trec_dl import DATA
+from intervals_trec_dl import load  # the one reader of pairs.jsonl
 
 METRICS = ("ndcg@10", "recall@5", "mrr")
 THRESHOLD = 2
 SIGMAS = (3.0, 6.0)
 PREDICTIONS = ("hard", "soft", "soft x2")
-
-
-def load(path: Path) -> dict[str, dict[str, int]]:
-    import json
-
-    labels: dict[str, dict[str, int]] = {}
-    with open(path / "pairs.jsonl", encoding="utf-8") as fh:
-        for line in fh:
-            row = json.loads(line)
-            labels.setdefault(str(row["qid"]), {})[str(row["pid"])] = int(row["label"])
-    return labels
 
 
 def main() -> None:

@@ -11,10 +11,11 @@
   as a residual from its grade). Training pairs are the pool pairs of human-labeled queries, with
   their human grade, 0 where the humans did not label the pair (the metric's own rule for an
   unlabeled document), so a pair no judge graded gets the fitted base rate of such pairs, never a
-  silent 0. Each query's prediction is the metric's expectation under those probabilities, the
-  documents taken as independent given the judges (:mod:`relgrade.hybrid._expect`: exact for
-  recall@k, precision@k, mrr, frac_recall@k and the answerability; a measured approximation for nDCG).
-  Several judges are one model over all their grades: a jury of cheap judges is calibrated jointly.
+  silent 0. Each query's prediction is the metric's expectation under those probabilities
+  (:mod:`relgrade.hybrid._expect`: recall@k, precision@k, mrr and the answerability with the documents
+  independent given the judges, exact; nDCG and frac_recall with a query's documents comonotone, the
+  documented approximation). Several judges are one model over all their grades: a jury of cheap judges
+  is calibrated jointly.
 
 The labels a fit uses never rectify it (Zrnic & Candès, "Cross-prediction-powered inference", PNAS
 2024): the labeled queries are split into ``folds`` (:func:`relgrade.calibration.query_folds`, the split of

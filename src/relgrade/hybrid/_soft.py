@@ -16,9 +16,9 @@ from relgrade.hybrid._expect import expected_answerable, expected_values
 MODEL = (f"multinomial logistic regression of the human grade on each judge's grade (one-hot, with a 'not graded' "
          f"column) and expected grade (residual from the grade, standardised), normal prior sd {PRIOR_SD:g} "
          "(relgrade.calibration._grade_model)")
-EXPECTATION = ("each metric's expectation under the pair probabilities, pairs independent given the judges: exact for "
-               "recall@k, precision@k, mrr, frac_recall@k and the answerability; nDCG by a second-order "
-               "approximation of E[1/IDCG] (relgrade.hybrid._expect)")
+EXPECTATION = ("each metric's expectation under the pair probabilities: recall@k, precision@k, mrr and the answerability "
+               "with pairs independent given the judges (exact); nDCG and frac_recall with a query's pairs comonotone "
+               "(one shared uniform; relgrade.hybrid._expect)")
 
 
 def soft_values(runs: Sequence[Run], human: Qrels, sets, metrics: Sequence[Metric], labeled: Sequence[str],
