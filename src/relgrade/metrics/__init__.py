@@ -1,7 +1,7 @@
 """Retrieval metrics exact to trec_eval, with bootstrap intervals, failures, leaks and paired tests."""
 
 from relgrade.metrics._core import compute, join
-from relgrade.metrics._evaluate import Comparison, EvalReport, compare, evaluate, evaluate_retriever
+from relgrade.metrics._evaluate import Comparison, EvalReport, aevaluate_retriever, compare, evaluate, evaluate_retriever
 from relgrade.metrics._measures import DEFAULT_KS, DEFAULT_RANK_METRIC, Metric, default_metrics, parse_metric, parse_metrics
 from relgrade.metrics._settings import DEFAULT_NO_ANSWER, NO_ANSWER_MODES, labels_fingerprint, queries_fingerprint
 from relgrade.metrics._stats import Difference, Estimate, bootstrap_means, estimates, paired_difference
@@ -16,6 +16,7 @@ __all__ = [
     "Estimate",
     "EvalReport",
     "Metric",
+    "aevaluate_retriever",
     "bootstrap_means",
     "compare",
     "compute",
