@@ -84,6 +84,7 @@ def evaluate(
     n_boot: int = DEFAULT_N_BOOT,
     seed: int = 0,
     ci: bool = True,
+    corpus: Any = None,
 ) -> EvalReport:
     """Score ``run`` against ``qrels``.
 
@@ -133,6 +134,10 @@ def evaluate(
         "n_boot": n_boot if ci else None, "seed": seed, "run": run.name,
         "qrels": qrels.source,
     }
+    if corpus is not None:
+        from relgrade.versioning import corpus_fingerprint
+
+        settings["corpus"] = corpus_fingerprint(corpus)
     return EvalReport(aggregate, per_query, failures, leaks, no_answers, missing, list(ranked.ignored_queries), settings)
 
 
