@@ -116,7 +116,8 @@ def evaluate_repeats(qrels: Any, runs: Sequence[Run | Mapping[str, Any]], metric
         spread[m] = {"values": means.tolist(), "sd": float(means.std(ddof=1)), "min": float(means.min()),
                      "max": float(means.max())}
     per_query = {q: {m: float(matrix[m][i].mean()) for m in names} for i, q in enumerate(queries)}
-    depth = stability_k or max([mm.k for mm in chosen if mm.k is not None] + [10])
+    cutoffs = [mm.k for mm in chosen if mm.k is not None]
+    depth = stability_k or (max(cutoffs) if cutoffs else 10)
     jac = stability(runs, queries, depth)
     unstable = sorted((q for q in jac if jac[q] < 1), key=lambda q: (jac[q], q))
     names_run = [rep.settings.get("run") for rep in reports]
