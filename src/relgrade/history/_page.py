@@ -12,7 +12,7 @@ from html import escape
 
 from relgrade.history._series import History
 
-W, H, LEFT, RIGHT, TOP, BOTTOM = 760, 250, 56, 16, 16, 46
+W, H, LEFT, RIGHT, TOP, BOTTOM = 760, 250, 56, 40, 16, 46
 CSS_EXTRA = """
 svg.trend{display:block;margin:.4rem 0 1rem;max-width:100%;height:auto;background:#fbfcfe;border:1px solid #e1e4ee;border-radius:6px}
 .below{color:#b3261e;font-weight:600}.legend span{margin-right:1.2rem}
@@ -62,8 +62,8 @@ def metric_chart(h: History, metric: str) -> str:
     t = h.thresholds.get(metric)
     if t is not None:
         parts.append(f'<line class="threshold" x1="{LEFT}" x2="{W - RIGHT}" y1="{y(t):.1f}" y2="{y(t):.1f}" '
-                     f'stroke="#b3261e" stroke-width="1.5" stroke-dasharray="6 4"/><text x="{W - RIGHT}" '
-                     f'y="{y(t) - 5:.1f}" text-anchor="end" font-size="11" fill="#b3261e">gate {t:.3f}</text>')
+                     f'stroke="#b3261e" stroke-width="1.5" stroke-dasharray="6 4"/><text x="{LEFT + 4}" '
+                     f'y="{y(t) - 5:.1f}" font-size="11" fill="#b3261e">gate {t:.3f}</text>')
     path = " ".join(f"{_x(i, n):.1f},{y(p.values[metric]):.1f}" for i, p in enumerate(h.points))
     parts.append(f'<polyline points="{path}" fill="none" stroke="#2e47b0" stroke-width="1.5"/>')
     for i, p in enumerate(h.points):
