@@ -15,7 +15,7 @@ _DATA = ("corpus", "corpus_path", "corpus_records", "golden", "golden_path", "hu
          "retrievers", "tenant_of", "write_runs")
 
 
-_ANN = ("ann_vectors", "exact_search", "ivf_search", "write_ann_runs")
+_ANN = ("ann_vectors", "exact_search", "ivf_search", "write_ann_runs", "write_loop_files")
 
 
 def __getattr__(name: str) -> Any:  # lazy: ``relgrade --help`` must not import numpy through here

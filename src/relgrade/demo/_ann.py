@@ -79,8 +79,11 @@ def ivf_search(v: Vectors, k: int, *, nlist: int = 8, nprobe: int = 1, seed: int
     return out
 
 
-def write_ann_runs(out: str | Path, *, k: int = 10, nlist: int = 8, nprobes: tuple[int, ...] = (1, 2, 4, 8)) -> dict[str, Path]:
-    """Write ``exact.jsonl`` and ``ivf_nprobe{n}.jsonl`` (RAG JSONL runs) into ``out``; return their paths."""
+def write_ann_runs(out: str | Path, *, k: int = 10, nlist: int = 8, nprobes: tuple[int, ...] = (1, 2, 4, 8),
+                   seeds: tuple[int, ...] = (0, 1, 2)) -> dict[str, Path]:
+    """Write into ``out`` (RAG JSONL runs): ``exact.jsonl``, ``ivf_nprobe{n}.jsonl`` for each of ``nprobes``, and
+    ``ivf_seed{s}.jsonl``: the index at nprobe 2 rebuilt with each of ``seeds`` (k-means seeds), i.e. repeats of
+    one ANN configuration. Returns ``{name: path}``."""
     from relgrade.io import Run, write_run
 
     out = Path(out)
@@ -89,7 +92,25 @@ def write_ann_runs(out: str | Path, *, k: int = 10, nlist: int = 8, nprobes: tup
     queries = dict(zip(v.query_ids, v.queries))
     runs = {"exact": exact_search(v, k)}
     runs.update({f"ivf_nprobe{n}": ivf_search(v, k, nlist=nlist, nprobe=n) for n in nprobes})
+    runs.update({f"ivf_seed{s}": ivf_search(v, k, nlist=nlist, nprobe=2, seed=s) for s in seeds})
     return {name: write_run(Run.from_dict(r, name=name, queries=queries), out / f"{name}.jsonl") for name, r in runs.items()}
 
 
-__all__ = ["Vectors", "ann_vectors", "exact_search", "ivf_search", "write_ann_runs"]
+def write_loop_files(out: str | Path) -> Path:
+    """The files the README's loop commands use, into ``out``: ``golden.jsonl`` and ``corpus.jsonl`` (the bundled
+    data), ``runs/bm25.jsonl`` and ``runs/tfidf.jsonl`` (the demo's two retrievers) and ``ann/`` (see
+    :func:`write_ann_runs`)."""
+    import shutil
+
+    from relgrade.demo._data import corpus_path, golden_path, write_runs
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(golden_path(), out / "golden.jsonl")
+    shutil.copyfile(corpus_path(), out / "corpus.jsonl")
+    write_runs(out / "runs", k=10)
+    write_ann_runs(out / "ann")
+    return out
+
+
+__all__ = ["Vectors", "ann_vectors", "exact_search", "ivf_search", "write_ann_runs", "write_loop_files"]
