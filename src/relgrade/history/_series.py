@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -105,7 +106,8 @@ def _point(data: dict, path: str, metrics: Sequence[str]) -> Point:
     commit = rec.get("commit") if isinstance(rec.get("commit"), str) else None
     leaks = data.get("leaks")
     failures = data.get("failures")
-    return Point(commit[:8] if commit else Path(path).stem, path, rec.get("time") if isinstance(rec.get("time"), str)
+    label = (commit[:8] if re.fullmatch(r"[0-9a-f]{9,64}", commit) else commit[:24]) if commit else Path(path).stem
+    return Point(label, path, rec.get("time") if isinstance(rec.get("time"), str)
                  else None, commit, values, cis, len(leaks) if isinstance(leaks, list) else None,
                  len(failures) if isinstance(failures, list) else None)
 
