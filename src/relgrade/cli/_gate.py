@@ -32,7 +32,9 @@ def gate(baseline, current, metrics, max_drop, beyond_ci, minimum, allow_corpus_
     With --beyond-ci a metric fails only when even the upper end of the current report's 95% interval
     is more than --max-drop below the baseline's value (estimates from 'relgrade estimate --json' use
     the PPI++ interval, 'relgrade evaluate --json' reports the bootstrap one). Both reports must be
-    computed alike (same labels, queries, --rel-threshold and --no-answer), else exit 2.
+    computed alike (same labels, queries, --rel-threshold and --no-answer), else exit 2; reports over
+    different corpus fingerprints too, unless --allow-corpus-change. Reports of repeated runs (evaluate
+    --run R1 --run R2 ...) widen --max-drop by the repeat noise. --min gates one report on a floor instead.
     """
     from relgrade._gate import gate as run_gate
 
