@@ -6,6 +6,13 @@ from __future__ import annotations
 DEFAULT_N_BOOT = 1000
 """Bootstrap resamples wherever relgrade bootstraps (calibrate, rank-systems)."""
 
+PREDICTIONS = ("soft", "hard")
+"""How the judges predict each query's metric for PPI (relgrade.hybrid.predict): calibrated soft, or hard grades."""
+DEFAULT_PREDICTION = "soft"
+"""The prediction of estimate, compare with labels and rank-systems."""
+DEFAULT_FOLDS = 5
+"""Folds of the soft prediction's cross-fit over the human-labeled queries (fewer when fewer queries are labeled)."""
+
 MAX_N_BOOT = 100_000
 """Most bootstrap resamples (``--n-boot``): each holds a resample of every query in memory."""
 MAX_SCALE_GRADES = 51
@@ -27,4 +34,5 @@ def check_limit(option: str, value: int, limit: int, unit: str) -> int:
     return value
 
 
-__all__ = ["DEFAULT_N_BOOT", "MAX_CONCURRENCY", "MAX_N_BOOT", "MAX_SAMPLES", "MAX_SCALE_GRADES", "check_limit"]
+__all__ = ["DEFAULT_FOLDS", "DEFAULT_N_BOOT", "DEFAULT_PREDICTION", "MAX_CONCURRENCY", "MAX_N_BOOT", "MAX_SAMPLES",
+           "MAX_SCALE_GRADES", "PREDICTIONS", "check_limit"]
