@@ -6,14 +6,14 @@ refused while parsing; ``NaN`` and ``Infinity`` are read so that the check below
 
 Checking (:func:`check_report`), with one message template (where, the value, what is wrong, how to fix):
 
-- ``aggregate``: one entry per metric, each key a metric name; in an entry, every number is finite; a metric's
-  values (``value``, a ``ci95`` end, a per-metric number) are in the metric's range [0, 1]; a ``ci95`` is ``null`` or
+- ``aggregate``: one entry per metric, each key a metric's name; in an entry, every number is finite; a metric's
+  values (``value``, a ``ci95`` end, a per-metric number, the ``values`` of repeats) are in the metric's range [0, 1]; a ``ci95`` is ``null`` or
   two numbers ``lo <= hi`` with ``lo <= value <= hi`` (values of ``estimate``'s ``ppi``, ``human_only``,
   ``judge_only`` alike); counts (``n_*``) are whole numbers >= 0; ``width_ratio`` and ``effective_*`` numbers >= 0.
 - ``per_query``: every number finite and in [0, 1] (a metric value).
 - other numbers in those objects: finite and at most 1e15 in size; anywhere else in the report: finite.
 - ``settings``: ``labels`` and ``queries`` objects with a ``sha256`` string (and whole counts), ``rel_threshold`` an
-  integer, ``no_answer`` one of the rules, ``alpha`` in (0, 1), ``metrics`` a list of metric names, the cutoffs
+  integer, ``no_answer`` one of the rules, ``alpha`` in (0, 1), ``metrics`` a list of names, the cutoffs
   ``leak_k`` / ``failure_k`` positive integers.
 
 ``null`` stands for "not computed" (an interval of one query, a judge that graded nothing) and is accepted wherever a
@@ -132,7 +132,11 @@ def _entry(obj: Any, where: str, name: str) -> None:
         elif isinstance(value, Mapping):
             _entry(value, at, name)
         elif isinstance(value, list):
-            raise _bad(at, value, "a list where a number or an object belongs", name)
+            for i, item in enumerate(value):  # e.g. repeats.values: one metric value per repeat
+                if isinstance(item, Mapping):
+                    _entry(item, f"{at}[{i}]", name)
+                elif isinstance(item, (int, float)):
+                    _finite(item, f"{at}[{i}]", name, unit=key == "values")
         elif _is_number(value) or isinstance(value, bool):
             _finite(value, at, name)
         elif value is not None and not isinstance(value, str):
@@ -140,12 +144,9 @@ def _entry(obj: Any, where: str, name: str) -> None:
 
 
 def _metric_name(key: Any, where: str, name: str) -> None:
-    from relgrade.metrics._measures import parse_metric
-
-    try:
-        parse_metric(key) if isinstance(key, str) else parse_metric("?")
-    except InputError:
-        raise _bad(where, key, "not a metric name", name) from None
+    """A metric's name: a short string (a report may hold its own measures, e.g. ``neighbour_recall@10``)."""
+    if not (isinstance(key, str) and 0 < len(key) <= 200 and key.strip() == key):
+        raise _bad(where, key, "not a metric name", name)
 
 
 def _per_query(obj: Any, where: str, name: str, depth: int = 0) -> None:
@@ -172,7 +173,6 @@ def _fingerprint(value: Any, where: str, name: str, counts: tuple[str, ...]) -> 
 
 
 def _settings(settings: Any, name: str) -> None:
-    from relgrade.metrics._measures import parse_metric
     from relgrade.metrics._settings import NO_ANSWER_MODES
 
     if not isinstance(settings, Mapping):
@@ -196,13 +196,10 @@ def _settings(settings: Any, name: str) -> None:
             raise _bad(f"settings.{key}", k, "not a positive whole number", name)
     metrics = settings.get("metrics")
     if metrics is not None:
-        if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
+        if not isinstance(metrics, list):
             raise _bad("settings.metrics", metrics, "not a list of metric names", name)
         for m in metrics:
-            try:
-                parse_metric(m)
-            except InputError:
-                raise _bad("settings.metrics", m, "not a metric name", name) from None
+            _metric_name(m, "settings.metrics", name)
 
 
 def _all_finite(obj: Any, where: str, name: str) -> None:

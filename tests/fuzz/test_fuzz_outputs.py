@@ -5,6 +5,7 @@ closed port, and the check runs first)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,16 @@ COMMANDS = {
                   "--json", "{json}"], ["json"], ["run", "human", "judge", "mapping"]),
     "rank-systems": (["rank-systems", "--run", "{run}", "--run", "{run_b}", "--human", "{human}", "--judge",
                       "{judge}", "--json", "{json}"], ["json"], ["run", "run_b", "human", "judge"]),
+    "evaluate-repeats": (["evaluate", "--run", "{run}", "--run", "{run_b}", "--qrels", "{qrels}", "--corpus", "{corpus}",
+                          "--json", "{json}"], ["json"], ["run", "run_b", "qrels", "corpus"]),
+    "ann-recall": (["ann-recall", "--run", "{run}", "--exact", "{run_b}", "--qrels", "{qrels}", "--json", "{json}"],
+                   ["json"], ["run", "run_b", "qrels"]),
+    "check": (["check", "--golden", "{golden}", "--corpus", "{corpus}", "--json", "{json}", "--stamp", "{stamp}"],
+              ["json", "stamp"], ["corpus"]),
+    "gate": (["gate", "--baseline", "{baseline}", "--current", "{current}", "--json", "{json}"], ["json"],
+             ["baseline", "current"]),
+    "history": (["history", "{baseline}", "{current}", "--html", "{html}", "--json", "{json}"], ["html", "json"],
+                ["baseline", "current"]),
     "label": (["label", "{items}", "--no-browser", "--store", "{store}"], ["store"], ["items"]),
     "label-export": (["label", "{items}", "--store", "{store}", "--export", "{export}"], ["export"],
                      ["items", "store"]),
@@ -59,8 +70,16 @@ def _world(tmp_path: Path, fuzz_world) -> dict[str, Path]:
     import sqlite3
 
     sqlite3.connect(files["store"]).close()  # an existing (empty) SQLite file: label --export needs one
-    for name, suffix in (("json", ".json"), ("html", ".html"), ("out", ".jsonl"), ("export", ".csv")):
+    for name, suffix in (("json", ".json"), ("html", ".html"), ("out", ".jsonl"), ("export", ".csv"),
+                         ("stamp", ".jsonl")):
         files[name] = tmp_path / f"result-{name}{suffix}"
+    files["golden"] = tmp_path / "golden.jsonl"
+    files["golden"].write_text("".join(json.dumps({"query_id": q, "query": f"query {q}", "relevant_doc_ids": ["d1"]})
+                                       + "\n" for q in ("q1", "q2")))
+    for name in ("baseline", "current"):
+        files[name] = tmp_path / f"{name}.json"
+        assert main(["evaluate", "--run", str(files["run"]), "--qrels", str(files["qrels"]), "--n-boot", "20",
+                     "--json", str(files[name])]) == 0
     return files
 
 

@@ -53,6 +53,9 @@ def _common(f):
 def evaluate(run_paths, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, show_failures,
              corpus_path):
     """Score a run against qrels or a golden set: recall@k, precision@k, MRR, nDCG@k with 95% CIs."""
+    from relgrade.io._outputs import check_outputs
+
+    check_outputs({"--json": json_out}, {"--run": run_paths, "--qrels": qrels_path, "--corpus": corpus_path})
     if len(run_paths) > 1:
         from relgrade.cli._repeats import evaluate_repeats_cli
 
@@ -66,9 +69,6 @@ def evaluate(run_paths, qrels_path, ks, metrics, rel_threshold, no_answer, n_boo
 
     chosen = parse_metrics(metrics, ks)
     check_n_boot(n_boot)
-    from relgrade.io._outputs import check_outputs
-
-    check_outputs({"--json": json_out}, {"--run": run_path, "--qrels": qrels_path})
     qrels, run = _load(run_path, qrels_path)
     hybrid = _hybrid_labels(qrels_path, run)
     if hybrid is not None:
@@ -185,7 +185,8 @@ def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_b
     check_n_boot(n_boot)
     from relgrade.io._outputs import check_outputs
 
-    check_outputs({"--json": json_out}, {"--run-a": run_a, "--run-b": run_b, "--qrels": qrels_path})
+    check_outputs({"--json": json_out}, {"--run-a": run_a, "--run-b": run_b, "--qrels": qrels_path,
+                                         "--corpus": corpus_path})
     qrels = read_qrels(qrels_path)
     reports = [
         run_evaluate(qrels, read_run(path), chosen, rel_threshold=rel_threshold,

@@ -37,7 +37,9 @@ def gate(baseline, current, metrics, max_drop, beyond_ci, minimum, allow_corpus_
     --run R1 --run R2 ...) widen --max-drop by the repeat noise. --min gates one report on a floor instead.
     """
     from relgrade._gate import gate as run_gate
+    from relgrade.io._outputs import check_outputs
 
+    check_outputs({"--json": json_out}, {"--baseline": baseline, "--current": current})
     if minimum is not None or baseline is None:
         result = _floor(baseline, current, metrics, minimum, beyond_ci)
     else:

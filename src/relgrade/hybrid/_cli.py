@@ -125,7 +125,7 @@ def estimate(run_path, human_path, judge_paths, prediction, folds, ks, metrics, 
     from relgrade.metrics import parse_metrics
 
     chosen = parse_metrics(metrics, ks)
-    check_outputs({"--json": json_out}, {"--run": run_path, "--human": human_path, "--judge": judge_path,
+    check_outputs({"--json": json_out}, {"--run": run_path, "--human": human_path, "--judge": judge_paths,
                                          "--mapping": mapping_path, "--forbidden": forbidden_path})
     forbidden = _forbidden(forbidden_path)
     human, jins, mapping = _judged(human_path, judge_paths, mapping_path, rel_threshold, ppi=True)
@@ -247,7 +247,7 @@ def rank_systems(run_paths, human_path, judge_paths, prediction, folds, metrics,
     if len(run_paths) < 2:
         raise InputError(f"--run: ranking systems needs at least 2 runs, got {len(run_paths)}")
     check_n_boot(n_boot)
-    check_outputs({"--json": json_out}, {"--run": run_paths, "--human": human_path, "--judge": judge_path,
+    check_outputs({"--json": json_out}, {"--run": run_paths, "--human": human_path, "--judge": judge_paths,
                                          "--mapping": mapping_path})
     chosen = parse_metrics(metrics or [DEFAULT_RANK_METRIC])
     human, jins, mapping = _judged(human_path, judge_paths, mapping_path, rel_threshold, ppi=True)

@@ -48,6 +48,13 @@ def check_writable(path: Path, option: str) -> None:
                          "write elsewhere") from None
 
 
+def _is_file(path: str) -> bool:
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):  # a prompt name too long for a path, or holding a NUL
+        return False
+
+
 def _write_atomic(path: Path, lines) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -151,7 +158,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
         from relgrade.io._outputs import check_outputs
         from relgrade.judge._store import store_spec
 
-        prompt_file = prompt if prompt is not None and Path(str(prompt)).is_file() else None
+        prompt_file = prompt if isinstance(prompt, str) and _is_file(prompt) else None
         check_outputs({"--out": out, "--out (its details file)": details_path(out)},
                       {"--run": runs, "--corpus": corpus, "--queries": queries, "--prompt": prompt_file},
                       {"--store": store_spec(store or None)})
