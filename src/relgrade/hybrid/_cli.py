@@ -77,9 +77,12 @@ def _mapping_note(judge, mapping) -> None:
               help="Golden set (or labels file) listing forbidden documents: the run's leaks go into the report, "
                    "which 'relgrade gate' needs.")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="1 - confidence level of the intervals.")
+@click.option("--target-width", type=float, default=None, metavar="W",
+              help="Plan the labels: how many human-labeled queries an interval W wide (before clipping to [0, 1]) "
+                   "needs without and with the judge, from this pilot's variances.")
 @click.option("--json", "json_out", metavar="OUT", help="Write the estimates as JSON here.")
 def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, no_answer, mapping_path, forbidden_path,
-             alpha, json_out):
+             alpha, target_width, json_out):
     """Prediction-powered (PPI++) metric estimates: humans labeled some queries, the judge labeled all.
 
     The means follow --no-answer like every command. The intervals are valid only if the
@@ -97,7 +100,7 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, no_an
     crossfit, reuse = crossfit_for_ppi(jin, human, mapping)
     run = read_run(run_path)
     report = run_estimate(run, human, judge, chosen, rel_threshold=rel_threshold, no_answer=no_answer, alpha=alpha,
-                          forbidden=forbidden, crossfit=crossfit)
+                          forbidden=forbidden, crossfit=crossfit, target_width=target_width)
     _mapping_note(jin, mapping)
     if reuse:
         click.echo(f"note: {reuse}")
@@ -107,6 +110,8 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, no_an
         if e.effective_n is not None:
             click.echo(f"{name}: the judge was worth {e.effective_n:.0f} human-labeled queries "
                        f"(~{e.effective_labels:.0f} human labels) where {e.n_labeled} were labeled")
+        if e.plan is not None:
+            click.echo(e.plan.sentence(name, e.n_labeled, alpha))
         if e.note:
             click.echo(f"{name}: note: {e.note}")
     for note in report.notes:
