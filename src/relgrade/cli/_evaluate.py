@@ -144,11 +144,39 @@ def _write_json(path: str, data) -> None:
 @click.command()
 @click.option("--run-a", "run_a", required=True, help="Baseline run.")
 @click.option("--run-b", "run_b", required=True, help="Candidate run.")
-@click.option("--qrels", "qrels_path", required=True, help="Labels both runs are scored against.")
+@click.option("--qrels", "qrels_path", default=None, help="Labels both runs are scored against.")
+@click.option("--human", "human_path", default=None,
+              help="Instead of --qrels: human labels on a random sample of queries, with --judge on all of them: "
+                   "the PPI++ difference B - A beside the human-only one ('relgrade gate --paired' reads its JSON).")
+@click.option("--judge", "judge_path", default=None, help="Judge labels (with --human): the details JSONL of "
+              "'relgrade judge', or plain qrels.")
+@click.option("--mapping", "mapping_path", default=None, help="With --judge: a judge-to-human grade mapping "
+              "(as for 'relgrade estimate').")
+@click.option("--forbidden", "forbidden_path", default=None, metavar="GOLDEN",
+              help="With --judge: golden set listing forbidden documents; run B's leaks go into the report.")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="With --judge: 1 - confidence level of the intervals.")
 @_common
 @click.option("--json", "json_out", help="Write the comparison as JSON here.")
-def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out):
-    """Compare two runs per metric: difference, 95% t CI and paired randomisation p-value."""
+def compare(run_a, run_b, qrels_path, human_path, judge_path, mapping_path, forbidden_path, alpha, ks, metrics,
+            rel_threshold, no_answer, n_boot, seed, json_out):
+    """Compare two runs per metric: difference, 95% CI and paired randomisation p-value (--qrels), or the
+    PPI++ difference from human labels on some queries and judge labels on all (--human and --judge)."""
+    from relgrade._errors import InputError
+
+    if human_path or judge_path:
+        if qrels_path:
+            raise InputError("give --qrels, or --human with --judge (the PPI++ comparison), not both")
+        if not (human_path and judge_path):
+            raise InputError(f"{'--human' if human_path else '--judge'} needs {'--judge' if human_path else '--human'}: "
+                             "the PPI++ comparison reads human labels on some queries and judge labels on all")
+        from relgrade.cli._compare_ppi import compare_ppi
+
+        compare_ppi(run_a, run_b, human_path, judge_path, mapping_path, forbidden_path, ks, metrics, rel_threshold,
+                    no_answer, alpha, json_out)
+        return
+    if qrels_path is None:
+        raise InputError("give --qrels (labels for both runs), or --human with --judge")
     from relgrade.io import read_qrels, read_run
     from relgrade.metrics import compare as run_compare
     from relgrade.metrics import evaluate as run_evaluate

@@ -1,0 +1,191 @@
+"""``compare`` with judge labels: the paired difference of two runs as a PPI++ target (A/B with a judge).
+
+The guide's loop is "change one component, keep what improves the metric". Humans labeled a random sample
+of the queries, the judge all of them; per query the difference ``D = metric(B) - metric(A)`` under human
+labels is the labeled value and the judge's difference ``Dhat`` its prediction, so the PPI++ interval of
+:mod:`relgrade.hybrid._ppi` on [-1, 1] (``--no-answer exclude``: the ratio of :mod:`relgrade.hybrid._ratio`,
+the same answerable queries for both runs) gives the difference with its interval, beside the human-only one
+(the same construction at ``lam = 0``: ``relgrade compare --qrels`` on the labeled queries gives it with
+``--no-answer zero``) and the judge-only difference. ``a`` and ``b`` are each run's PPI++ value at the
+difference's ``lam``, so ``b - a`` is the difference exactly.
+
+``relgrade gate --paired`` gates the candidate B on the difference (or on the upper end of its interval,
+``--beyond-ci``); the report carries the same settings as ``estimate`` and B's leaks (``forbidden``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from relgrade._errors import InputError
+from relgrade.io import Qrels, Run
+from relgrade.metrics import Metric, parse_metrics
+from relgrade.metrics._evaluate import find_leaks, no_shared_queries, text_table
+from relgrade.metrics._settings import (
+    DEFAULT_NO_ANSWER, check_no_answer, check_rel_threshold, labels_fingerprint, queries_fingerprint,
+)
+from relgrade.hybrid._estimate import _as_qrels, _intervals, split_queries, too_few_answerable
+from relgrade.hybrid._judge_values import answerable, judge_values, per_query_values
+from relgrade.hybrid._plan import judge_worth
+from relgrade.hybrid._ppi import PPI_INTERVAL, ppi_point
+from relgrade.hybrid._ratio import RATIO_INTERVAL
+from relgrade.stats._augmented import MEAN_INTERVAL
+
+
+@dataclass(frozen=True)
+class DifferenceEstimate:
+    """``B - A`` for one metric: PPI++ with its interval, human-only and judge-only, and the judge's worth."""
+
+    metric: str
+    a: float
+    b: float
+    diff: float
+    ci95: tuple[float, float]
+    human_only: float
+    human_ci95: tuple[float, float]
+    judge_only: float | None
+    n_labeled: int
+    n_queries: int
+    lam: float
+    half_widths: tuple[float, float]
+    effective_n: float | None
+    interval: str
+    human_interval: str
+    note: str | None = None
+
+    @property
+    def width_ratio(self) -> float | None:
+        return self.half_widths[0] / self.half_widths[1] if self.half_widths[1] > 0 else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ppi": {"a": self.a, "b": self.b, "value": self.diff, "ci95": list(self.ci95), "lam": self.lam,
+                        "interval": self.interval},
+                "human_only": {"value": self.human_only, "ci95": list(self.human_ci95), "n_queries": self.n_labeled,
+                               "interval": self.human_interval},
+                "judge_only": {"value": self.judge_only, "n_queries": self.n_queries},
+                "width_ratio": self.width_ratio, "effective_human_queries": self.effective_n, "note": self.note}
+
+
+@dataclass(frozen=True)
+class PairedReport:
+    """What :func:`compare_runs` returns; ``to_dict`` is ``relgrade compare --human --judge --json``."""
+
+    a: str
+    b: str
+    differences: dict[str, DifferenceEstimate]
+    labeled: tuple[str, ...]
+    unlabeled: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+    settings: dict[str, Any] = field(default_factory=dict)
+    leaks: tuple[dict[str, Any], ...] | None = None  # B's leaks; None: no forbidden documents were given
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "compare", "a": self.a, "b": self.b,
+                "aggregate": {m: d.to_dict() for m, d in self.differences.items()},
+                "n_labeled": len(self.labeled), "n_unlabeled": len(self.unlabeled),
+                "leaks": None if self.leaks is None else [dict(x) for x in self.leaks],
+                "notes": list(self.notes), "settings": self.settings}
+
+    def table(self) -> str:
+        head = ("metric", "B-A PPI++", "95% CI", "B-A human", "95% CI", "judge", "width", "judge worth")
+        rows = []
+        for name, d in self.differences.items():
+            worth = (f"{d.effective_n:.0f} queries" if d.effective_n is not None
+                     else "none (lam = 0)" if d.lam == 0 else "n/a")
+            rows.append((name, f"{d.diff:+.4f}", f"[{d.ci95[0]:+.4f}, {d.ci95[1]:+.4f}]", f"{d.human_only:+.4f}",
+                         f"[{d.human_ci95[0]:+.4f}, {d.human_ci95[1]:+.4f}]",
+                         "n/a" if d.judge_only is None else f"{d.judge_only:+.4f}",
+                         "" if d.width_ratio is None else f"{d.width_ratio:.2f}", worth))
+        n, N = len(self.labeled), len(self.labeled) + len(self.unlabeled)
+        return "\n".join([f"B - A over {n} human-labeled queries of {N}; 95% intervals", text_table(head, rows, "<><><>><"),
+                          "width = PPI / human-only interval width before clipping; judge worth = human-labeled "
+                          "queries the human-only interval would need to be as narrow"])
+
+
+def compare_runs(
+    run_a: Run | Mapping[str, Any],
+    run_b: Run | Mapping[str, Any],
+    human: Qrels | Mapping[str, Mapping[str, int]],
+    judge: Qrels | Mapping[str, Mapping[str, int]],
+    metrics: Sequence[str | Metric] | None = None,
+    *,
+    k: Sequence[int] | None = None,
+    rel_threshold: int = 1,
+    no_answer: str = DEFAULT_NO_ANSWER,
+    alpha: float = 0.05,
+    crossfit: Any = None,
+    forbidden: Qrels | None = None,
+    leak_k: int | None = None,
+) -> PairedReport:
+    """PPI++ difference ``B - A`` of each metric with its interval, beside the human-only and judge-only ones."""
+    check_no_answer(no_answer)
+    rel_threshold = check_rel_threshold(rel_threshold)
+    runs = [r if isinstance(r, Run) else Run.from_dict(r, name=name) for r, name in ((run_a, "A"), (run_b, "B"))]
+    human_q, judge_q = _as_qrels(human, "human"), _as_qrels(judge, "judge")
+    chosen = parse_metrics(metrics, k)
+    labeled, unlabeled = split_queries(human_q, judge_q)
+    n = len(labeled)
+    if n < 2:
+        raise InputError(f"the human labels cover {n} queries; a paired PPI interval needs at least 2 human-labeled "
+                         "queries", path=human_q.source)
+    population = labeled + unlabeled
+    for r in runs:
+        if not set(r.query_id.tolist()).intersection(population):
+            raise no_shared_queries(r, population, human_q.source)
+    Y = [per_query_values(human_q, r, chosen, labeled, rel_threshold=rel_threshold) for r in runs]
+    preds = [judge_values(judge_q, r, chosen, labeled, unlabeled, rel_threshold=rel_threshold, crossfit=crossfit)
+             for r in runs]
+    A, Ahat = answerable(human_q, labeled, rel_threshold), preds[0].answerable
+    if no_answer == "exclude" and (A > 0).sum() < 2:
+        raise too_few_answerable(int((A > 0).sum()), n, human_q.source)
+    D, Dj = Y[1] - Y[0], preds[1].values - preds[0].values
+    ppi, human_only = _intervals(D, A, Dj, Ahat, n, no_answer, alpha, bounds=(-1.0, 1.0))
+    judged = np.ones(len(population), bool) if no_answer == "zero" else Ahat > 0
+    names = (RATIO_INTERVAL, RATIO_INTERVAL) if no_answer == "exclude" else (PPI_INTERVAL, MEAN_INTERVAL)
+    out = {}
+    for j, metric in enumerate(chosen):
+        lam = float(ppi.lam[j])
+        each = [_run_value(Y[i][:, j], preds[i].values[:, j], A, Ahat, n, lam, no_answer) for i in (0, 1)]
+        half = (float(ppi.half[j]), float(human_only.half[j]))
+        worth = judge_worth(n=n, human_half_n=half[1], ppi_half=half[0], skew_n=float(human_only.est.skew[j]),
+                            lam=lam, alpha=alpha)
+        note = "; ".join(dict.fromkeys(x for x in (ppi.notes[j], human_only.notes[j]) if x)) or None
+        diff = each[1] - each[0]
+        out[metric.name] = DifferenceEstimate(
+            metric.name, each[0], each[1], diff, (min(float(ppi.lo[j]), diff), max(float(ppi.hi[j]), diff)),
+            float(human_only.value[j]), (float(human_only.lo[j]), float(human_only.hi[j])),
+            float(Dj[judged, j].mean()) if judged.any() and judge_q.labels else None, n, len(population), lam, half,
+            worth, names[0], names[1], note)
+    notes = []
+    absent = [q for q in labeled if any(q not in set(r.query_id.tolist()) for r in runs)]
+    if absent:
+        notes.append(f"{len(absent)} of the {n} human-labeled queries are missing from a run (e.g. {absent[0]}): they "
+                     "score 0 there under human and judge labels alike")
+    cut = leak_k or max((m.k for m in chosen if m.k is not None), default=10)
+    leaks = None if forbidden is None else tuple(find_leaks(
+        Qrels({}, topics=population, forbidden=forbidden.forbidden, queries=forbidden.queries), runs[1], cut,
+        rel_threshold=rel_threshold))
+    settings = {
+        "kind": "compare", "paired": True, "metrics": [m.name for m in chosen], "rel_threshold": rel_threshold,
+        "no_answer": no_answer, "alpha": alpha, "labels": labels_fingerprint(human_q),
+        "judge_labels": labels_fingerprint(judge_q), "queries": queries_fingerprint(population), "n_labeled": n,
+        "crossfit": crossfit is not None, "prediction": preds[0].kind, "leak_k": cut,
+        "interval": {"ppi": names[0], "human_only": names[1]}, "runs": [runs[0].name, runs[1].name],
+        "forbidden": None if forbidden is None else {"path": forbidden.source,
+                                                     "n_docs": sum(map(len, forbidden.forbidden.values()))},
+    }
+    return PairedReport(runs[0].name, runs[1].name, out, labeled, unlabeled, tuple(notes), settings, leaks)
+
+
+def _run_value(y, yhat, A, Ahat, n: int, lam: float, no_answer: str) -> float:
+    """One run's PPI++ value at ``lam``: the mean, or the ratio over answerable queries (linear in the metric at a
+    fixed ``lam``, so two runs' values differ by exactly their difference's estimate)."""
+    value = float(ppi_point(y, yhat[:n], yhat[n:], lam)) if len(yhat) > n else float(y.mean())
+    if no_answer == "zero":
+        return value
+    a_hat = float(ppi_point(A, Ahat[:n], Ahat[n:], lam)) if len(Ahat) > n else float(A.mean())
+    return value / a_hat if a_hat > 0 else float(y.mean() / A.mean())
