@@ -88,5 +88,6 @@ def gate_paired(report: str | Path | dict, *, metrics=None, max_drop: float = DE
         reasons.append(f"leak: {len(leaks)} forbidden document(s) in the top k of B")
     runs = settings.get("runs") or ["A", "B"]
     kept = {k: settings.get(k) for k in ("labels", "queries", "rel_threshold", "no_answer")}
+    kept["interval"] = (settings.get("interval") or {}).get("ppi") if isinstance(settings.get("interval"), dict) else None
     return GateResult(not reasons, tuple(rows), leaks or (), tuple(reasons), float(max_drop), bool(beyond_ci),
                       f"A = {runs[0]}", f"B = {runs[1]}", kept)

@@ -126,3 +126,23 @@ def test_gate_paired_refuses_malformed_or_unpaired_reports(files, tmp_path, caps
     assert main(["gate", "--paired", str(out), "--current", str(out)]) == 2
     assert main(["gate", "--baseline", str(out)]) == 2
     assert main(["gate", "--paired", str(out), "--metric", "ndcg@10"]) == 1  # no leak information: fails
+
+
+def test_reports_and_gate_verdicts_name_their_interval_construction(world, files, tmp_path):
+    from relgrade import gate
+    from relgrade._gate_paired import gate_paired
+    from relgrade.hybrid import PPI_INTERVAL, RATIO_INTERVAL, estimate
+    from relgrade.stats import MEAN_INTERVAL
+
+    truth, human, judge, _, runs_raw = world
+    run = Run.from_dict(runs_raw["a"], name="a")
+    ev = evaluate(truth, run, ["ndcg@5"], no_answer="zero")
+    assert ev.settings["interval"] == MEAN_INTERVAL
+    assert gate(ev, ev, metrics=["ndcg@5"]).settings["interval"] == MEAN_INTERVAL
+    est = estimate(run, human, judge, ["ndcg@5"], no_answer="zero", forbidden={})
+    assert gate(est, est, metrics=["ndcg@5"]).settings["interval"] == PPI_INTERVAL
+    assert estimate(run, human, judge, ["ndcg@5"]).settings["interval"]["ppi"] == RATIO_INTERVAL
+    paired = compare_runs(run, Run.from_dict(runs_raw["b"], name="b"), human, judge, ["ndcg@5"], no_answer="zero",
+                          forbidden=None)
+    assert gate_paired(paired.to_dict(), metrics=["ndcg@5"]).settings["interval"] == PPI_INTERVAL
+    assert compare(ev, ev, n_perm=0).settings["interval"] == MEAN_INTERVAL

@@ -128,6 +128,7 @@ def ppi_means(Y, Yhat, Yhat_unlabeled, *, alpha: float = 0.05, lower: float = 0.
         lam = 0.0
     est = rectified_means(Y, Yhat, Yu, alpha=alpha, lower=lower, upper=upper, lam=lam, pseudo=pseudo, skew=skew)
     constant_judge = np.ptp(np.vstack([Yhat, Yu]), axis=0) == 0
+    fallback = np.broadcast_to(est.fallback, (m,))
     notes: list[str | None] = []
     for j in range(m):
         if Yu.shape[0] == 0:
@@ -136,7 +137,7 @@ def ppi_means(Y, Yhat, Yhat_unlabeled, *, alpha: float = 0.05, lower: float = 0.
             notes.append(NOTE_CONSTANT_JUDGE + ("; " + FLOOR_NOTE_HUMAN if est.kind[j] == FLOOR else ""))
         elif est.kind[j] == FLOOR:
             notes.append(NOTE_CONSTANT_HUMAN)
-        elif np.broadcast_to(est.fallback, (m,))[j] == 2:
+        elif fallback[j] == 2:
             notes.append(NOTE_OUTSIDE)
         elif est.lam[j] == 0 and lam is None:  # tuned to 0 (a given lam = 0 asks for the human-only interval)
             notes.append(NOTE_LAM_ZERO)
