@@ -8,6 +8,8 @@ from pathlib import Path
 import click
 
 K_HELP = "Cutoff of the default metrics (repeatable; default 5 and 10). With --metric, put the cutoff in the name."
+CORPUS_HELP = ("The corpus the run searched (JSONL or TSV): its fingerprint is recorded in the report (gate refuses "
+               "two reports over different corpora) and the labels are checked against it (relgrade check).")
 METRIC_HELP = ("Metric to compute (repeatable or comma-separated): recall@k, precision@k, mrr, mrr@k, ndcg@k, ndcg, "
                "frac_recall@k. Default: recall, precision, ndcg at each --k, and mrr.")
 
@@ -39,14 +41,24 @@ def _common(f):
 
 
 @click.command()
-@click.option("--run", "run_path", required=True, help="Run file: TREC run or RAG JSONL.")
+@click.option("--run", "run_paths", required=True, multiple=True,
+              help="Run file: TREC run or RAG JSONL. Give it several times for repeats of one configuration (an ANN "
+                   "index rebuilt, another seed): mean, between-repeat spread, top-k stability.")
 @click.option("--qrels", "qrels_path", required=True,
               help="Labels: TREC qrels, CSV/JSONL qrels, a golden set JSONL, or a hybrid label set (relgrade hybrid).")
 @_common
 @click.option("--json", "json_out", help="Write the full report (aggregate, per_query, failures, leaks) as JSON here.")
 @click.option("--show-failures", type=int, default=5, show_default=True, help="How many failed queries to print.")
-def evaluate(run_path, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, show_failures):
+@click.option("--corpus", "corpus_path", help=CORPUS_HELP)
+def evaluate(run_paths, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, show_failures,
+             corpus_path):
     """Score a run against qrels or a golden set: recall@k, precision@k, MRR, nDCG@k with 95% CIs."""
+    if len(run_paths) > 1:
+        from relgrade.cli._repeats import evaluate_repeats_cli
+
+        return evaluate_repeats_cli(run_paths, qrels_path, ks, metrics, rel_threshold, no_answer, json_out,
+                                    show_failures, corpus_path)
+    run_path = run_paths[0]
     from relgrade.metrics import evaluate as run_evaluate
 
     from relgrade.metrics import parse_metrics
@@ -59,13 +71,16 @@ def evaluate(run_path, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot
     if hybrid is not None:
         qrels = hybrid.to_qrels()
     report = run_evaluate(qrels, run, chosen, rel_threshold=rel_threshold,
-                          no_answer=no_answer, n_boot=n_boot, seed=seed)
+                          no_answer=no_answer, n_boot=n_boot, seed=seed, corpus=corpus_path)
     click.echo(f"run {run_path} vs {qrels_path}: {report.n_queries} queries")
     click.echo(report.table())
     data = report.to_dict()
     if hybrid is not None:
         data.update(_provenance(hybrid, qrels, run, report))
     _print_notes(report, show_failures)
+    from relgrade.cli._repeats import loop_notes
+
+    data.update(loop_notes(qrels_path, corpus_path))
     if json_out:
         _write_json(json_out, data)
         click.echo(f"wrote {json_out}")
@@ -142,8 +157,8 @@ def _write_json(path: str, data) -> None:
 
 
 @click.command()
-@click.option("--run-a", "run_a", required=True, help="Baseline run.")
-@click.option("--run-b", "run_b", required=True, help="Candidate run.")
+@click.option("--run-a", "run_a", required=True, multiple=True, help="Baseline run (several: repeats of the baseline).")
+@click.option("--run-b", "run_b", required=True, multiple=True, help="Candidate run (several: repeats of the candidate).")
 @click.option("--qrels", "qrels_path", default=None, help="Labels both runs are scored against.")
 @click.option("--human", "human_path", default=None,
               help="Instead of --qrels: human labels on a random sample of queries, with --judge on all of them: "
@@ -158,8 +173,9 @@ def _write_json(path: str, data) -> None:
               help="With --judge: 1 - confidence level of the intervals.")
 @_common
 @click.option("--json", "json_out", help="Write the comparison as JSON here.")
+@click.option("--corpus", "corpus_path", help=CORPUS_HELP)
 def compare(run_a, run_b, qrels_path, human_path, judge_path, mapping_path, forbidden_path, alpha, ks, metrics,
-            rel_threshold, no_answer, n_boot, seed, json_out):
+            rel_threshold, no_answer, n_boot, seed, json_out, corpus_path):
     """Compare two runs per metric: difference, 95% CI and paired randomisation p-value (--qrels), or the
     PPI++ difference from human labels on some queries and judge labels on all (--human and --judge)."""
     from relgrade._errors import InputError
@@ -170,13 +186,21 @@ def compare(run_a, run_b, qrels_path, human_path, judge_path, mapping_path, forb
         if not (human_path and judge_path):
             raise InputError(f"{'--human' if human_path else '--judge'} needs {'--judge' if human_path else '--human'}: "
                              "the PPI++ comparison reads human labels on some queries and judge labels on all")
+        if len(run_a) > 1 or len(run_b) > 1 or corpus_path:
+            raise InputError("the PPI++ comparison (--human, --judge) takes one --run-a and one --run-b, no --corpus")
         from relgrade.cli._compare_ppi import compare_ppi
 
-        compare_ppi(run_a, run_b, human_path, judge_path, mapping_path, forbidden_path, ks, metrics, rel_threshold,
-                    no_answer, alpha, json_out)
+        compare_ppi(run_a[0], run_b[0], human_path, judge_path, mapping_path, forbidden_path, ks, metrics,
+                    rel_threshold, no_answer, alpha, json_out)
         return
     if qrels_path is None:
         raise InputError("give --qrels (labels for both runs), or --human with --judge")
+    if len(run_a) > 1 or len(run_b) > 1:
+        from relgrade.cli._repeats import compare_repeats_cli
+
+        return compare_repeats_cli(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed,
+                                   json_out, corpus_path)
+    run_a, run_b = run_a[0], run_b[0]
     from relgrade.io import read_qrels, read_run
     from relgrade.metrics import compare as run_compare
     from relgrade.metrics import evaluate as run_evaluate
@@ -189,10 +213,12 @@ def compare(run_a, run_b, qrels_path, human_path, judge_path, mapping_path, forb
     qrels = read_qrels(qrels_path)
     reports = [
         run_evaluate(qrels, read_run(path), chosen, rel_threshold=rel_threshold,
-                     no_answer=no_answer, n_boot=n_boot, seed=seed)
+                     no_answer=no_answer, n_boot=n_boot, seed=seed, corpus=corpus_path)
         for path in (run_a, run_b)
     ]
     result = run_compare(*reports, n_boot=n_boot, seed=seed)
+    if corpus_path:
+        result.settings["corpus"] = reports[0].settings["corpus"]
     click.echo(f"A = {run_a}\nB = {run_b}")
     click.echo(result.table())
     if json_out:

@@ -5,6 +5,8 @@
 * :mod:`relgrade.stats._augmented`: the one interval for a mean over queries, with or without a judge
   (PPI++): pseudo-rows (plus-two, variance floor), Student t, Hall's skewness correction, lam tuned with
   the small-sample corrections in view; :mod:`relgrade.stats._means` is its human-only face.
+* :mod:`relgrade.stats._repeats`: repeated runs of one configuration: the interval over queries and repeats,
+  and the noise allowance between two sets of repeats.
 """
 
 from relgrade.stats._bootstrap import (
@@ -13,6 +15,7 @@ from relgrade.stats._bootstrap import (
 )
 from relgrade.stats._augmented import MEAN_INTERVAL, PPI_INTERVAL, Rectified, rectified_means
 from relgrade.stats._means import MeanIntervals, at_bounds, mean_intervals, t_quantile
+from relgrade.stats._repeats import repeat_interval, repeat_noise
 
 __all__ = [
     "MEAN_INTERVAL",
@@ -28,6 +31,8 @@ __all__ = [
     "query_indices",
     "query_weights",
     "rectified_means",
+    "repeat_interval",
+    "repeat_noise",
     "resample",
     "resample_means",
     "studentized_ci",
