@@ -21,14 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from relgrade._errors import InputError
 from relgrade.io import Qrels, Run
-from relgrade.metrics import Metric, parse_metrics
-from relgrade.metrics._evaluate import find_leaks, no_shared_queries, text_table
-from relgrade.metrics._settings import (
-    DEFAULT_NO_ANSWER, check_no_answer, check_rel_threshold, labels_fingerprint, queries_fingerprint,
-)
-from relgrade.hybrid._estimate import _as_qrels, _intervals, split_queries, too_few_answerable
+from relgrade.metrics import Metric
+from relgrade.metrics._evaluate import text_table
+from relgrade.metrics._settings import DEFAULT_NO_ANSWER
+from relgrade.hybrid._estimate import _intervals, label_settings, prepare, run_leaks, too_few_answerable
 from relgrade.hybrid._judge_values import answerable, judge_values, per_query_values
 from relgrade.hybrid._plan import judge_worth
 from relgrade.hybrid._ppi import PPI_INTERVAL, ppi_point
@@ -118,24 +115,14 @@ def compare_runs(
     no_answer: str = DEFAULT_NO_ANSWER,
     alpha: float = 0.05,
     crossfit: Any = None,
-    forbidden: Qrels | None = None,
+    forbidden: Qrels | Mapping[str, Sequence[str]] | None = None,
     leak_k: int | None = None,
 ) -> PairedReport:
     """PPI++ difference ``B - A`` of each metric with its interval, beside the human-only and judge-only ones."""
-    check_no_answer(no_answer)
-    rel_threshold = check_rel_threshold(rel_threshold)
     runs = [r if isinstance(r, Run) else Run.from_dict(r, name=name) for r, name in ((run_a, "A"), (run_b, "B"))]
-    human_q, judge_q = _as_qrels(human, "human"), _as_qrels(judge, "judge")
-    chosen = parse_metrics(metrics, k)
-    labeled, unlabeled = split_queries(human_q, judge_q)
-    n = len(labeled)
-    if n < 2:
-        raise InputError(f"the human labels cover {n} queries; a paired PPI interval needs at least 2 human-labeled "
-                         "queries", path=human_q.source)
-    population = labeled + unlabeled
-    for r in runs:
-        if not set(r.query_id.tolist()).intersection(population):
-            raise no_shared_queries(r, population, human_q.source)
+    human_q, judge_q, chosen, labeled, unlabeled, rel_threshold = prepare(human, judge, metrics, k, no_answer,
+                                                                          rel_threshold, runs)
+    n, population = len(labeled), labeled + unlabeled
     Y = [per_query_values(human_q, r, chosen, labeled, rel_threshold=rel_threshold) for r in runs]
     preds = [judge_values(judge_q, r, chosen, labeled, unlabeled, rel_threshold=rel_threshold, crossfit=crossfit)
              for r in runs]
@@ -166,18 +153,12 @@ def compare_runs(
         notes.append(f"{len(absent)} of the {n} human-labeled queries are missing from a run (e.g. {absent[0]}): they "
                      "score 0 there under human and judge labels alike")
     cut = leak_k or max((m.k for m in chosen if m.k is not None), default=10)
-    leaks = None if forbidden is None else tuple(find_leaks(
-        Qrels({}, topics=population, forbidden=forbidden.forbidden, queries=forbidden.queries), runs[1], cut,
-        rel_threshold=rel_threshold))
-    settings = {
-        "kind": "compare", "paired": True, "metrics": [m.name for m in chosen], "rel_threshold": rel_threshold,
-        "no_answer": no_answer, "alpha": alpha, "labels": labels_fingerprint(human_q),
-        "judge_labels": labels_fingerprint(judge_q), "queries": queries_fingerprint(population), "n_labeled": n,
-        "crossfit": crossfit is not None, "prediction": preds[0].kind, "leak_k": cut,
-        "interval": {"ppi": names[0], "human_only": names[1]}, "runs": [runs[0].name, runs[1].name],
-        "forbidden": None if forbidden is None else {"path": forbidden.source,
-                                                     "n_docs": sum(map(len, forbidden.forbidden.values()))},
-    }
+    leaks, fq = run_leaks(forbidden, population, runs[1], cut, rel_threshold)
+    settings = {"kind": "compare", "paired": True,
+                **label_settings(human_q, judge_q, chosen, population, rel_threshold=rel_threshold, no_answer=no_answer,
+                                 alpha=alpha, crossfit=crossfit, prediction=preds[0].kind, intervals=names, leak_k=cut,
+                                 forbidden=fq),
+                "runs": [runs[0].name, runs[1].name]}
     return PairedReport(runs[0].name, runs[1].name, out, labeled, unlabeled, tuple(notes), settings, leaks)
 
 

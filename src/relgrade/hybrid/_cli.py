@@ -55,12 +55,27 @@ def _as_dict(labels) -> dict[str, dict[str, int]]:
     return out
 
 
-def _mapping_note(judge, mapping) -> None:
+def _mapping_note(judge, mapping, reuse: str | None = None) -> None:
     if judge.n_unjudged:
         click.echo(f"{judge.n_unjudged} judge pair(s) without a grade (null) left unlabeled")
     if mapping is not None:
         click.echo("judge grades mapped with the calibrated mapping" if mapping.adopted
                    else "mapping not adopted by calibration: judge grades used as they are")
+    if reuse:
+        click.echo(f"note: {reuse}")
+
+
+def ppi_inputs(metrics, ks, forbidden_path, human_path, judge_path, mapping_path, rel_threshold):
+    """What estimate and compare --human read: metrics, forbidden documents, the labels on one scale, and the
+    cross-fitted mapping when an adopted one was fitted on these human labels (and the note that says so)."""
+    from relgrade.hybrid import crossfit_for_ppi
+    from relgrade.metrics import parse_metrics
+
+    chosen = parse_metrics(metrics, ks)
+    forbidden = _forbidden(forbidden_path)
+    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path, rel_threshold, ppi=True)
+    crossfit, reuse = crossfit_for_ppi(jin, human, mapping)
+    return chosen, forbidden, human, judge, jin, mapping, crossfit, reuse
 
 
 @click.command()
@@ -90,20 +105,13 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, no_an
     """
     from relgrade.hybrid import estimate as run_estimate
     from relgrade.io import read_run
-    from relgrade.metrics import parse_metrics
 
-    chosen = parse_metrics(metrics, ks)
-    forbidden = _forbidden(forbidden_path)
-    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path, rel_threshold, ppi=True)
-    from relgrade.hybrid import crossfit_for_ppi
-
-    crossfit, reuse = crossfit_for_ppi(jin, human, mapping)
+    chosen, forbidden, human, judge, jin, mapping, crossfit, reuse = ppi_inputs(
+        metrics, ks, forbidden_path, human_path, judge_path, mapping_path, rel_threshold)
     run = read_run(run_path)
     report = run_estimate(run, human, judge, chosen, rel_threshold=rel_threshold, no_answer=no_answer, alpha=alpha,
                           forbidden=forbidden, crossfit=crossfit, target_width=target_width)
-    _mapping_note(jin, mapping)
-    if reuse:
-        click.echo(f"note: {reuse}")
+    _mapping_note(jin, mapping, reuse)
     click.echo(f"run {run_path}")
     click.echo(report.table())
     for name, e in report.estimates.items():
@@ -114,6 +122,11 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, no_an
             click.echo(e.plan.sentence(name, e.n_labeled, alpha))
         if e.note:
             click.echo(f"{name}: note: {e.note}")
+    report_tail(report, mapping, mapping_path, json_out, "relgrade gate")
+
+
+def report_tail(report, mapping, mapping_path: str | None, json_out: str | None, gate: str) -> None:
+    """The notes, the leaks (or why there is no leak check) and the JSON, as estimate and compare --human end."""
     for note in report.notes:
         click.echo(f"note: {note}")
     if report.leaks:
@@ -123,7 +136,7 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, no_an
         for row in report.leaks[:5]:
             click.echo(f"  {row['query_id']}: {row['doc_id']} at rank {row['rank']}")
     elif report.leaks is None:
-        click.echo("no --forbidden: the report carries no leak check, and 'relgrade gate' fails on it")
+        click.echo(f"no --forbidden: the report carries no leak check, and '{gate}' fails on it")
     if json_out:
         data = report.to_dict()
         data["settings"]["mapping"] = None if mapping is None else {"path": mapping_path, "adopted": mapping.adopted}

@@ -66,6 +66,26 @@ def split_queries(human: Qrels, judge: Qrels) -> tuple[tuple[str, ...], tuple[st
     return labeled, tuple(q for q in judge.topics if q not in seen)
 
 
+def prepare(human, judge, metrics, k, no_answer: str, rel_threshold: int, runs: Sequence[Run]):
+    """``(human Qrels, judge Qrels, metrics, labeled, unlabeled, rel_threshold)`` checked as every hybrid
+    report needs them: a known rule and threshold, at least 2 labeled queries, runs that share queries."""
+    check_no_answer(no_answer)
+    rel_threshold = check_rel_threshold(rel_threshold)
+    human_q, judge_q = _as_qrels(human, "human"), _as_qrels(judge, "judge")
+    chosen = parse_metrics(metrics, k)
+    labeled, unlabeled = split_queries(human_q, judge_q)
+    n = len(labeled)
+    if n < 2:
+        raise InputError(f"the human labels cover {n} quer{'y' if n == 1 else 'ies'}; PPI needs at least 2 "
+                         "human-labeled queries (label a random sample of queries, e.g. with relgrade sample)",
+                         path=human_q.source)
+    population = labeled + unlabeled
+    for run in runs:
+        if not set(run.query_id.tolist()).intersection(population):
+            raise no_shared_queries(run, population, human_q.source)
+    return human_q, judge_q, chosen, labeled, unlabeled, rel_threshold
+
+
 def too_few_answerable(n_answered: int, n: int, path) -> InputError:
     return InputError(f"{n_answered} of the {n} human-labeled queries have a relevant document; the mean over "
                       "answerable queries (--no-answer exclude) needs at least 2: label more queries or use "
@@ -111,23 +131,13 @@ def estimate(
     ``target_width``: each estimate carries a :class:`~relgrade.hybrid._plan.Plan`, the human-labeled
     queries an interval of that width (before clipping) needs without and with the judge.
     """
-    check_no_answer(no_answer)
-    rel_threshold = check_rel_threshold(rel_threshold)
     if target_width is not None and not (isinstance(target_width, (int, float)) and 0 < target_width <= 1):
         raise InputError(f"--target-width must be a width in (0, 1] (e.g. 0.1), got {target_width!r}")
     run = run if isinstance(run, Run) else Run.from_dict(run)
-    human_q, judge_q = _as_qrels(human, "human"), _as_qrels(judge, "judge")
-    chosen = parse_metrics(metrics, k)
-    labeled, unlabeled = split_queries(human_q, judge_q)
-    n = len(labeled)
-    if n < 2:
-        raise InputError(f"the human labels cover {n} quer{'y' if n == 1 else 'ies'}; PPI needs at least 2 "
-                         "human-labeled queries (label a random sample of queries, e.g. with relgrade sample)",
-                         path=human_q.source)
-    population = labeled + unlabeled
+    human_q, judge_q, chosen, labeled, unlabeled, rel_threshold = prepare(human, judge, metrics, k, no_answer,
+                                                                          rel_threshold, [run])
+    n, population = len(labeled), labeled + unlabeled
     in_run = set(run.query_id.tolist())
-    if not in_run.intersection(population):
-        raise no_shared_queries(run, population, human_q.source)
     Y = per_query_values(human_q, run, chosen, labeled, rel_threshold=rel_threshold)
     A = answerable(human_q, labeled, rel_threshold)
     pred = judge_values(judge_q, run, chosen, labeled, unlabeled, rel_threshold=rel_threshold, crossfit=crossfit)
@@ -164,24 +174,37 @@ def estimate(
         "judge": {q: {m.name: float(J[i, j]) for j, m in enumerate(chosen)} for i, q in enumerate(population)},
     }
     cut = leak_k or max((m.k for m in chosen if m.k is not None), default=10)
-    leaks, fq = None, None
-    if forbidden is not None:
-        fq = forbidden if isinstance(forbidden, Qrels) else (
-            forbidden.to_qrels() if callable(getattr(forbidden, "to_qrels", None)) else Qrels({}, forbidden=forbidden))
-        leaks = tuple(find_leaks(Qrels({}, topics=population, forbidden=fq.forbidden, queries=fq.queries), run, cut,
-                                 rel_threshold=rel_threshold))
-    settings = {
-        "kind": "estimate", "metrics": [m.name for m in chosen], "rel_threshold": rel_threshold,
-        "no_answer": no_answer, "alpha": alpha, "labels": labels_fingerprint(human_q),
-        "judge_labels": labels_fingerprint(judge_q), "queries": queries_fingerprint(population),
-        "n_labeled": n, "crossfit": crossfit is not None, "leak_k": cut, "prediction": pred.kind,
-        "interval": {"ppi": names[0], "human_only": names[1]},
-        "forbidden": None if fq is None else {"path": getattr(fq, "source", None),
-                                              "n_docs": sum(map(len, fq.forbidden.values()))},
-        "run": run.name, "human": human_q.source, "judge": judge_q.source,
-    }
+    leaks, fq = run_leaks(forbidden, population, run, cut, rel_threshold)
+    settings = {"kind": "estimate", **label_settings(human_q, judge_q, chosen, population, rel_threshold=rel_threshold,
+                                                     no_answer=no_answer, alpha=alpha, crossfit=crossfit,
+                                                     prediction=pred.kind, intervals=names, leak_k=cut, forbidden=fq),
+                "run": run.name, "human": human_q.source, "judge": judge_q.source}
     return EstimateReport(out, labeled, unlabeled, {k_: c.human for k_, c in hum_cov.items()},
                           {k_: c.judge for k_, c in jud_cov.items()}, tuple(notes), per_query, settings, leaks)
+
+
+def run_leaks(forbidden, population, run: Run, cut: int, rel_threshold: int):
+    """``(leaks, forbidden Qrels)``: the run's forbidden documents in its top ``cut``; ``(None, None)`` without
+    forbidden documents (the report then carries no leak check, and the gate fails on it)."""
+    if forbidden is None:
+        return None, None
+    fq = forbidden if isinstance(forbidden, Qrels) else (
+        forbidden.to_qrels() if callable(getattr(forbidden, "to_qrels", None)) else Qrels({}, forbidden=forbidden))
+    return tuple(find_leaks(Qrels({}, topics=population, forbidden=fq.forbidden, queries=fq.queries), run, cut,
+                            rel_threshold=rel_threshold)), fq
+
+
+def label_settings(human_q: Qrels, judge_q: Qrels, chosen, population, *, rel_threshold: int, no_answer: str,
+                   alpha: float, crossfit, prediction: str, intervals, leak_k: int, forbidden) -> dict[str, Any]:
+    """The settings every hybrid report records (the gate compares labels, queries, threshold and rule)."""
+    return {
+        "metrics": [m.name for m in chosen], "rel_threshold": rel_threshold, "no_answer": no_answer, "alpha": alpha,
+        "labels": labels_fingerprint(human_q), "judge_labels": labels_fingerprint(judge_q),
+        "queries": queries_fingerprint(population), "n_labeled": len(human_q.topics), "crossfit": crossfit is not None,
+        "leak_k": leak_k, "prediction": prediction, "interval": {"ppi": intervals[0], "human_only": intervals[1]},
+        "forbidden": None if forbidden is None else {"path": getattr(forbidden, "source", None),
+                                                     "n_docs": sum(map(len, forbidden.forbidden.values()))},
+    }
 
 
 def _metric(j: int, metric: Metric, ppi: Means, classical: Means, n: int, population: int, judge_only, per_query,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from relgrade.hybrid._ppi import Means, ppi_means
-from relgrade.stats._augmented import FLOOR, Pseudo, pseudo_rows
+from relgrade.stats._augmented import Pseudo, pseudo_rows
 
 RATIO_INTERVAL = "ppi-t-augmented-hall-ratio"  # the no-answer ratio's interval (test inversion at one lam)
 _STEPS = 54  # bisection steps: the ends to machine precision over the search range
@@ -101,7 +101,3 @@ def ratio_means(Y, A, Yhat, Ahat, Yhat_u, Ahat_u, *, alpha: float = 0.05, bounds
         notes[j] = "lam = 0: with the judge's answerable share the mean's denominator would not be positive"
     return Means(value, lo, hi, tuple(notes), lam, (hi_w - lo_w) / 2, tuned.est)
 
-
-def floored(est: Means) -> np.ndarray:
-    """Columns whose interval rests on the variance floor (a constant human sample)."""
-    return np.asarray(est.est.kind == FLOOR) if est.est is not None else np.zeros(len(est.value), bool)
