@@ -73,8 +73,8 @@ def gate_paired(report: str | Path | dict, *, metrics=None, max_drop: float = DE
     rows, reasons = [], []
     for key in keys:
         a, b, d, hi = _row(data, key, name)
-        bound = a + hi if beyond_ci else b  # in B's units: A plus the difference (or the upper end of its CI)
-        drop = a - bound
+        drop = -(hi if beyond_ci else d)  # what B loses against A (beyond the difference's interval)
+        bound = a - drop  # in B's units: A plus the difference (or the upper end of its CI)
         ok = drop <= max_drop + _TOL
         rows.append(GateRow(key, a, b, bound, drop, ok))
         if not ok:
@@ -89,5 +89,6 @@ def gate_paired(report: str | Path | dict, *, metrics=None, max_drop: float = DE
     runs = settings.get("runs") or ["A", "B"]
     kept = {k: settings.get(k) for k in ("labels", "queries", "rel_threshold", "no_answer")}
     kept["interval"] = (settings.get("interval") or {}).get("ppi") if isinstance(settings.get("interval"), dict) else None
+    kept["prediction"] = settings.get("prediction")
     return GateResult(not reasons, tuple(rows), leaks or (), tuple(reasons), float(max_drop), bool(beyond_ci),
                       f"A = {runs[0]}", f"B = {runs[1]}", kept)

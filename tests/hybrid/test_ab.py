@@ -25,7 +25,7 @@ def _values(labels, run, topics, metric):
 def test_difference_is_ppi_on_the_per_query_difference_beside_the_human_only_paired_interval(world):
     truth, human, judge, _, runs_raw = world
     a, b = Run.from_dict(runs_raw["b"], name="b"), Run.from_dict(runs_raw["a"], name="a")
-    report = compare_runs(a, b, human, judge, METRICS, no_answer="zero")
+    report = compare_runs(a, b, human, judge, METRICS, no_answer="zero", prediction="hard")  # the judge's grades
     labeled, others = list(human), [q for q in judge if q not in human]
     for m in METRICS:
         d = report.differences[m]
@@ -45,7 +45,7 @@ def test_difference_is_ppi_on_the_per_query_difference_beside_the_human_only_pai
         assert d.width_ratio <= 1 and d.judge_only == pytest.approx(Dj.mean())
     settings = report.to_dict()["settings"]
     assert settings["kind"] == "compare" and settings["paired"] and settings["runs"] == ["b", "a"]
-    assert settings["interval"]["ppi"] == "ppi-t-augmented-hall" and settings["prediction"] == "hard"
+    assert settings["interval"]["ppi"] == "ppi-t-augmented-hall" and settings["prediction"]["kind"] == "hard"
     ev = compare(evaluate(human, a, METRICS, no_answer="zero"), evaluate(human, b, METRICS, no_answer="zero"), n_perm=0)
     assert ev.differences["mrr"].ci95 == pytest.approx(report.differences["mrr"].human_ci95)
 
@@ -55,13 +55,14 @@ def test_exclude_difference_is_the_difference_of_the_two_runs_ratios(world):
     empty = ("q1", "q3", "q20")
     human = {q: ({d: 0 for d in docs} if q in empty else docs) for q, docs in human.items()}
     a, b = Run.from_dict(runs_raw["b"], name="b"), Run.from_dict(runs_raw["a"], name="a")
-    report = compare_runs(a, b, human, judge, ["ndcg@5"])
+    report = compare_runs(a, b, human, judge, ["ndcg@5"])  # the default, soft prediction
     d = report.differences["ndcg@5"]
     answered = [q for q in human if q not in empty]
     human_diff = (_values(human, b, answered, "ndcg@5") - _values(human, a, answered, "ndcg@5")).mean()
     assert d.human_only == pytest.approx(human_diff)
     assert d.b - d.a == pytest.approx(d.diff) and d.ci95[0] <= d.diff <= d.ci95[1]
     assert report.settings["no_answer"] == "exclude" and d.interval == "ppi-t-augmented-hall-ratio"
+    assert report.settings["prediction"]["kind"] == "soft"
 
 
 def test_compare_cli_and_gate_paired(files, tmp_path, capsys):

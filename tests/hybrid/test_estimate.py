@@ -12,6 +12,7 @@ from scipy import stats
 from relgrade._errors import InputError
 from relgrade.hybrid import PPI_INTERVAL, estimate, human_only_means, judge_worth, ppi_means
 from relgrade.stats import MEAN_INTERVAL
+from relgrade.cli import main
 from relgrade.io import Run
 from relgrade.metrics import evaluate
 
@@ -26,7 +27,8 @@ def _per_query(labels, run, topics):
 def test_estimate_matches_evaluate_and_ppi_py(world):
     truth, human, judge, _, runs = world
     run = Run.from_dict(runs["b"])
-    report = estimate(run, human, judge, METRICS, no_answer="zero")  # plain PPI++ (exclude: test_no_answer.py)
+    report = estimate(run, human, judge, METRICS, no_answer="zero",  # plain PPI++ (exclude: test_no_answer.py)
+                      prediction="hard")  # the metric on the judge's grades (soft: test_predict.py)
     labeled = list(human)
     others = [q for q in judge if q not in human]
     assert report.labeled == tuple(labeled) and report.unlabeled == tuple(others)
@@ -74,7 +76,7 @@ def test_intervals_stay_inside_the_metric_range():
 def test_a_perfect_judge_is_worth_more_queries_and_covers_the_truth(world):
     truth, human, _, _, runs = world
     run = Run.from_dict(runs["b"])
-    report = estimate(run, human, truth, ["ndcg@5"])
+    report = estimate(run, human, truth, ["ndcg@5"], prediction="hard")  # hard grades agree exactly
     e = report.estimates["ndcg@5"]
     full = evaluate(truth, run, ["ndcg@5"], no_answer="zero", ci=False).aggregate["ndcg@5"].value
     assert abs(e.ppi - full) < abs(e.human_only - full) + 0.01
@@ -117,17 +119,20 @@ def test_a_constant_metric_gets_a_documented_value_not_nan(world):
     assert e.width_ratio <= 1 and (e.effective_n is None) == (e.lam == 0)
 
 
-def test_an_all_unjudged_judge_gives_no_judge_value_and_no_worth(world):
+def test_an_all_unjudged_judge_is_refused_in_one_line(world, files, tmp_path, capsys):
+    # issue 24: an all-unjudged judge showed "judge 0.0000" and a "judge worth"; it judges none of the labeled
+    # queries, so its errors cannot be measured: exit 2 with one line (relgrade.hybrid._predict's rule)
     _, human, _, _, runs = world
-    report = estimate(Run.from_dict(runs["b"]), human, {}, ["ndcg@5"])
-    e = report.estimates["ndcg@5"]
-    assert e.judge_only is None and e.effective_n is None and e.lam == 0
-    assert (e.ppi, e.ppi_ci95) == (e.human_only, e.human_ci95)
-    assert any("graded no pair" in note for note in report.notes)
-    assert not any("every query is human-labeled" in note for note in report.notes)
-    row = next(line for line in report.table().splitlines() if line.startswith("ndcg@5"))
-    assert "n/a" in row and "none (lam = 0)" in row and "0.0000  " not in row
-    json.dumps(report.to_dict(), allow_nan=False)  # no NaN in the JSON
+    with pytest.raises(InputError, match="grades none of the 12 human-labeled queries"):
+        estimate(Run.from_dict(runs["b"]), human, {}, ["ndcg@5"])
+    details = tmp_path / "unjudged.details.jsonl"
+    details.write_text("".join(json.dumps({"query_id": q, "doc_id": d, "query": "q", "text": "t", "grade": None,
+                                           "model": "m", "prompt_hash": "p", "status": "unparsed"}) + "\n"
+                               for q, docs in human.items() for d in docs))
+    assert main(["estimate", "--run", str(files["run_b"]), "--human", str(files["human"]), "--judge",
+                 str(details)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "human-labeled queries" in err
 
 
 def test_labeled_queries_missing_from_the_run_are_said_plainly(world):

@@ -60,8 +60,8 @@ def test_exclude_with_every_query_labeled_is_the_evaluate_mean(sparse):
 def test_zero_is_plain_ppi_and_exclude_differs(sparse):
     truth, human, judge, _, runs = sparse
     run = Run.from_dict(runs["b"])
-    zero = estimate(run, human, judge, METRICS, no_answer="zero")
-    excl = estimate(run, human, judge, METRICS)
+    zero = estimate(run, human, judge, METRICS, no_answer="zero", prediction="hard")
+    excl = estimate(run, human, judge, METRICS, prediction="hard")
     labeled, population = list(human), list(judge)
     Y = np.array([[evaluate(human, run, [m], no_answer="zero", ci=False).per_query[q][m] for m in METRICS] for q in labeled])
     J = np.array([[evaluate(judge, run, [m], no_answer="zero", ci=False).per_query[q][m] for m in METRICS]
@@ -217,8 +217,8 @@ def test_crossfit_estimate_follows_the_rule(sparse):
     # a lenient judge: every grade one higher, so the no-answer queries look answerable to it
     lenient = {q: {d: min(3, g + 1) for d, g in docs.items()} for q, docs in judge.items()}
     cf = crossfit_mapping(lenient, human, n_splits=3, n_boot=50)
-    excl = estimate(run, human, lenient, ["ndcg@5"], crossfit=cf)
-    zero = estimate(run, human, lenient, ["ndcg@5"], crossfit=cf, no_answer="zero")
+    excl = estimate(run, human, lenient, ["ndcg@5"], crossfit=cf, prediction="hard")
+    zero = estimate(run, human, lenient, ["ndcg@5"], crossfit=cf, no_answer="zero", prediction="hard")
     e = excl.estimates["ndcg@5"]
     assert e.ppi_ci95[0] <= e.ppi <= e.ppi_ci95[1]
     assert e.ppi > zero.estimates["ndcg@5"].ppi  # three labeled no-answer queries leave the mean
@@ -273,7 +273,7 @@ def test_a_ppi_value_outside_the_metric_range_is_reported_inside_it_with_a_note(
     human = {f"q{i}": {"d1": 1 if i < 5 else 0, "d2": 0} for i in range(10)}
     judge = {f"q{i}": ({"d1": 1, "d2": 1 if i < 5 else 0} if i < 10 else {"d1": 1 if i < 20 else 0, "d2": 0})
              for i in range(30)}
-    e = estimate(run, human, judge, ["precision@2"], no_answer="zero").estimates["precision@2"]
+    e = estimate(run, human, judge, ["precision@2"], no_answer="zero", prediction="hard").estimates["precision@2"]
     raw = float(np.ravel(ppi_py.ppi_mean_pointestimate(np.r_[[0.5] * 5, [0.0] * 5], np.r_[[1.0] * 5, [0.5] * 5],
                                                        np.r_[[0.5] * 10, [0.0] * 10], lam=e.lam))[0])
     assert raw < 0 and e.lam > 1 / 2

@@ -41,7 +41,7 @@ def test_every_pair_difference_is_the_difference_of_the_ranked_means(world, rule
 def test_a_judge_that_finds_nothing_relevant_gives_none_not_nan(world, files, tmp_path, capsys):
     truth, human, _, _, runs_raw = world
     zero = {q: {d: 0 for d in docs} for q, docs in truth.items()}
-    rep = rank_systems(_runs(runs_raw, 0), human, zero, "ndcg@5", n_boot=30, n_perm=100)
+    rep = rank_systems(_runs(runs_raw, 0), human, zero, "ndcg@5", n_boot=30, n_perm=100, prediction="hard")
     assert all(v is None for v in rep.values["judge"].values()) and rep.rankings["judge"] == ()
     json.dumps(rep.to_dict(), allow_nan=False)
     assert "n/a" in rep.table()
@@ -49,7 +49,8 @@ def test_a_judge_that_finds_nothing_relevant_gives_none_not_nan(world, files, tm
     judge.write_text("".join(f"{q} 0 {d} 0\n" for q, docs in truth.items() for d in docs))
     out = tmp_path / "rank.json"
     assert main(["rank-systems", "--run", str(files["run_a"]), "--run", str(files["run_b"]), "--human",
-                 str(files["human"]), "--judge", str(judge), "--n-boot", "30", "--json", str(out)]) == 0
+                 str(files["human"]), "--judge", str(judge), "--n-boot", "30", "--prediction", "hard", "--json",
+                 str(out)]) == 0
     data = json.loads(out.read_text())["metrics"]["ndcg@10"]
     assert data["values"]["judge"] == {"run_a": None, "run_b": None}
     assert data["pairs"][0]["judge"]["diff"] is None

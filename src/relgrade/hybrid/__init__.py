@@ -12,16 +12,16 @@ Front door::
   stale labels (chunk text changed) set apart, calibrated mapping applied when adopted.
 * :func:`coverage`: judged@k, the share of each metric's top-k labels from humans, the judge or nowhere.
 * :func:`estimate`: PPI++ estimate and CI, human-only (Student t) and judge-only values per metric.
+* :func:`predict`: the judges' prediction of each query's metric that PPI corrects: soft (the default:
+  calibrated on the human labels by cross-fitting, several judges at once) or hard (one judge's grades).
 * :func:`rank_systems`: rankings under human, judge and PPI++ labels, Kendall tau with bootstrap CIs,
   flipped pairs, paired tests.
 * :func:`ppi_means` / :func:`human_only_means` / :func:`ratio_means`: the column-wise interval functions
-  underneath; :func:`judge_values`: the judge's per-query predictions; :func:`plan_labels` /
-  :func:`judge_worth`: labels a target width needs, what the judge was worth.
+  underneath; :func:`plan_labels` / :func:`judge_worth`: labels a target width needs, what the judge was worth.
 """
 
 from relgrade.hybrid._coverage import Coverage, coverage, coverage_table
 from relgrade.hybrid._estimate import EstimateReport, MetricEstimate, estimate
-from relgrade.hybrid._judge_values import JudgeValues, judge_values, per_query_values
 from relgrade.hybrid._inputs import (
     JudgeInput, JudgeMapping, crossfit_for_ppi, on_common_scale, read_human_labels, read_judge_labels, read_mapping, require_random_sample,
 )
@@ -30,8 +30,10 @@ from relgrade.hybrid._labels import (
 )
 from relgrade.hybrid._plan import Plan, judge_worth, plan_labels
 from relgrade.hybrid._ppi import PPI_INTERVAL, Means, human_only_means, ppi_means, ppi_pvalues
+from relgrade.hybrid._predict import JudgeSet, Prediction, judge_sets, predict
 from relgrade.hybrid._ratio import RATIO_INTERVAL, ratio_means
 from relgrade.hybrid._rank import JOINT_INTERVAL, PairResult, RankingReport, SourceDifference, TauResult, rank_systems
+from relgrade.hybrid._values import per_query_values
 
 __all__ = [
     "JOINT_INTERVAL",
@@ -42,12 +44,13 @@ __all__ = [
     "HybridLabels",
     "JudgeInput",
     "JudgeMapping",
-    "JudgeValues",
+    "JudgeSet",
     "Label",
     "Means",
     "MetricEstimate",
     "PairResult",
     "Plan",
+    "Prediction",
     "RankingReport",
     "SourceDifference",
     "Stale",
@@ -58,13 +61,14 @@ __all__ = [
     "estimate",
     "human_only_means",
     "is_hybrid",
-    "judge_values",
+    "judge_sets",
     "judge_worth",
     "merge_labels",
     "on_common_scale",
     "require_random_sample",
     "per_query_values",
     "plan_labels",
+    "predict",
     "ppi_means",
     "ppi_pvalues",
     "rank_systems",

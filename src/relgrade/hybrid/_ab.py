@@ -7,7 +7,7 @@ labels is the labeled value and the judge's difference ``Dhat`` its prediction, 
 the same answerable queries for both runs) gives the difference with its interval, beside the human-only one
 (the same construction at ``lam = 0``: ``relgrade compare --qrels`` on the labeled queries gives it with
 ``--no-answer zero``) and the judge-only difference. ``a`` and ``b`` are each run's PPI++ value at the
-difference's ``lam``, so ``b - a`` is the difference exactly.
+difference's ``lam`` (their difference is the estimate of ``B - A``; each is reported within [0, 1]).
 
 ``relgrade gate --paired`` gates the candidate B on the difference (or on the upper end of its interval,
 ``--beyond-ci``); the report carries the same settings as ``estimate`` and B's leaks (``forbidden``).
@@ -26,7 +26,8 @@ from relgrade.metrics import Metric
 from relgrade.metrics._evaluate import text_table
 from relgrade.metrics._settings import DEFAULT_NO_ANSWER
 from relgrade.hybrid._estimate import _intervals, label_settings, prepare, run_leaks, too_few_answerable
-from relgrade.hybrid._judge_values import answerable, judge_values, per_query_values
+from relgrade.hybrid._predict import DEFAULT_PREDICTION, predict
+from relgrade.hybrid._values import answerable, per_query_values
 from relgrade.hybrid._plan import judge_worth
 from relgrade.hybrid._ppi import PPI_INTERVAL, ppi_point
 from relgrade.hybrid._ratio import RATIO_INTERVAL
@@ -107,7 +108,7 @@ def compare_runs(
     run_a: Run | Mapping[str, Any],
     run_b: Run | Mapping[str, Any],
     human: Qrels | Mapping[str, Mapping[str, int]],
-    judge: Qrels | Mapping[str, Mapping[str, int]],
+    judge: Any,
     metrics: Sequence[str | Metric] | None = None,
     *,
     k: Sequence[int] | None = None,
@@ -117,35 +118,47 @@ def compare_runs(
     crossfit: Any = None,
     forbidden: Qrels | Mapping[str, Sequence[str]] | None = None,
     leak_k: int | None = None,
+    prediction: str = DEFAULT_PREDICTION,
+    folds: int | None = None,
+    seed: int = 0,
 ) -> PairedReport:
-    """PPI++ difference ``B - A`` of each metric with its interval, beside the human-only and judge-only ones."""
+    """PPI++ difference ``B - A`` of each metric with its interval, beside the human-only and judge-only ones;
+    ``judge``, ``prediction``, ``folds``, ``seed`` and ``crossfit`` as for :func:`relgrade.hybrid.estimate` (one
+    prediction model for both runs)."""
     runs = [r if isinstance(r, Run) else Run.from_dict(r, name=name) for r, name in ((run_a, "A"), (run_b, "B"))]
-    human_q, judge_q, chosen, labeled, unlabeled, rel_threshold = prepare(human, judge, metrics, k, no_answer,
-                                                                          rel_threshold, runs)
+    human_q, sets, judge_q, chosen, labeled, unlabeled, rel_threshold = prepare(human, judge, metrics, k, no_answer,
+                                                                                rel_threshold, runs)
     n, population = len(labeled), labeled + unlabeled
     Y = [per_query_values(human_q, r, chosen, labeled, rel_threshold=rel_threshold) for r in runs]
-    preds = [judge_values(judge_q, r, chosen, labeled, unlabeled, rel_threshold=rel_threshold, crossfit=crossfit)
-             for r in runs]
-    A, Ahat = answerable(human_q, labeled, rel_threshold), preds[0].answerable
+    pred = predict(runs, human_q, sets, chosen, rel_threshold=rel_threshold, prediction=prediction, folds=folds,
+                   seed=seed, crossfit=crossfit)
+    P = pred.values  # runs x queries x metrics
+    A, Ahat = answerable(human_q, labeled, rel_threshold), pred.answerable
     if no_answer == "exclude" and (A > 0).sum() < 2:
         raise too_few_answerable(int((A > 0).sum()), n, human_q.source)
-    D, Dj = Y[1] - Y[0], preds[1].values - preds[0].values
+    D, Dj = Y[1] - Y[0], P[1] - P[0]
     ppi, human_only = _intervals(D, A, Dj, Ahat, n, no_answer, alpha, bounds=(-1.0, 1.0))
-    judged = np.ones(len(population), bool) if no_answer == "zero" else Ahat > 0
+    judged = np.ones(len(population), bool) if no_answer == "zero" else Ahat > 0.5  # soft: more likely than not
     names = (RATIO_INTERVAL, RATIO_INTERVAL) if no_answer == "exclude" else (PPI_INTERVAL, MEAN_INTERVAL)
     out = {}
     for j, metric in enumerate(chosen):
         lam = float(ppi.lam[j])
-        each = [_run_value(Y[i][:, j], preds[i].values[:, j], A, Ahat, n, lam, no_answer) for i in (0, 1)]
+        each = [_run_value(Y[i][:, j], P[i][:, j], A, Ahat, n, lam, no_answer) for i in (0, 1)]
         half = (float(ppi.half[j]), float(human_only.half[j]))
         worth = judge_worth(n=n, human_half_n=half[1], ppi_half=half[0], skew_n=float(human_only.est.skew[j]),
                             lam=lam, alpha=alpha)
-        note = "; ".join(dict.fromkeys(x for x in (ppi.notes[j], human_only.notes[j]) if x)) or None
-        diff = each[1] - each[0]
+        parts = list(dict.fromkeys(x for x in (ppi.notes[j], human_only.notes[j]) if x))
+        diff = min(1.0, max(-1.0, each[1] - each[0]))
+        for name, v in zip("AB", each):
+            if not 0.0 <= v <= 1.0:  # the PPI correction can step outside the metric's range
+                parts.append(f"the PPI++ value of {name}, {v:.6g}, lies outside [0, 1] and is reported as the nearest "
+                             "end (the difference is not clipped)")
+        each = [min(1.0, max(0.0, v)) for v in each]
+        note = "; ".join(parts) or None
         out[metric.name] = DifferenceEstimate(
             metric.name, each[0], each[1], diff, (min(float(ppi.lo[j]), diff), max(float(ppi.hi[j]), diff)),
             float(human_only.value[j]), (float(human_only.lo[j]), float(human_only.hi[j])),
-            float(Dj[judged, j].mean()) if judged.any() and judge_q.labels else None, n, len(population), lam, half,
+            float(Dj[judged, j].mean()) if judged.any() else None, n, len(population), lam, half,
             worth, names[0], names[1], note)
     notes = []
     absent = [q for q in labeled if any(q not in set(r.query_id.tolist()) for r in runs)]
@@ -156,8 +169,8 @@ def compare_runs(
     leaks, fq = run_leaks(forbidden, population, runs[1], cut, rel_threshold)
     settings = {"kind": "compare", "paired": True,
                 **label_settings(human_q, judge_q, chosen, population, rel_threshold=rel_threshold, no_answer=no_answer,
-                                 alpha=alpha, crossfit=crossfit, prediction=preds[0].kind, intervals=names, leak_k=cut,
-                                 forbidden=fq),
+                                 alpha=alpha, crossfit=crossfit, prediction=pred.description, intervals=names,
+                                 leak_k=cut, forbidden=fq, sets=sets),
                 "runs": [runs[0].name, runs[1].name]}
     return PairedReport(runs[0].name, runs[1].name, out, labeled, unlabeled, tuple(notes), settings, leaks)
 

@@ -4,7 +4,7 @@ Setting (Angelopoulos et al., "Prediction-powered inference", Science 2023; PPI+
 Duchi & Zrnic 2023): humans labeled a uniform random subset of the queries (every top-k pair of
 each), the judge labeled every query. Each metric is computed per query by the one metrics core
 (:func:`relgrade.metrics.join` + :func:`relgrade.metrics.compute`) under human labels on the labeled
-queries (``Y``); the judge's predictions of it (:func:`relgrade.hybrid._judge_values.judge_values`) on
+queries (``Y``); the judges' predictions of it (:func:`relgrade.hybrid.predict`) on
 the same queries (``Yhat``) and on the others (``Yhat_unlabeled``) turn it into the PPI++ mean and
 interval of :mod:`relgrade.hybrid._ppi`, beside the human-only one (the same construction at
 ``lam = 0``) and the judge-only value.
@@ -36,42 +36,24 @@ from relgrade.metrics._settings import (
 )
 from relgrade.hybrid._coverage import coverage
 from relgrade.hybrid._estimate_report import EstimateReport, MetricEstimate
-from relgrade.hybrid._judge_values import answerable, judge_values, per_query_values
+from relgrade.hybrid._predict import DEFAULT_PREDICTION, judge_sets, predict, union_qrels
 from relgrade.hybrid._plan import judge_worth, plan_labels
 from relgrade.hybrid._ppi import PPI_INTERVAL, Means, human_only_means, ppi_means
 from relgrade.hybrid._ratio import RATIO_INTERVAL, ratio_means
+from relgrade.hybrid._values import answerable, per_query_values, split_queries
+from relgrade.hybrid._values import as_qrels as _as_qrels
 from relgrade.stats._augmented import MEAN_INTERVAL, column
 
 __all__ = ["EstimateReport", "MetricEstimate", "answerable", "estimate", "per_query_values", "split_queries"]
 
-NOTE_NO_JUDGE = ("the judge graded no pair (every judgment unjudged, or none given): the estimates are the "
-                 "human-only ones and there is no judge value")
-
-
-def _as_qrels(labels, what: str) -> Qrels:
-    if isinstance(labels, Qrels):
-        return labels
-    if isinstance(labels, Mapping):
-        return Qrels.from_dict(labels)
-    to_qrels = getattr(labels, "to_qrels", None)
-    if callable(to_qrels):
-        return to_qrels()
-    raise InputError(f"{what} labels must be Qrels or {{qid: {{doc_id: grade}}}}, got {type(labels).__name__}")
-
-
-def split_queries(human: Qrels, judge: Qrels) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(labeled, unlabeled): human topics, then judge topics without a human label."""
-    labeled = tuple(human.topics)
-    seen = set(labeled)
-    return labeled, tuple(q for q in judge.topics if q not in seen)
-
-
 def prepare(human, judge, metrics, k, no_answer: str, rel_threshold: int, runs: Sequence[Run]):
-    """``(human Qrels, judge Qrels, metrics, labeled, unlabeled, rel_threshold)`` checked as every hybrid
-    report needs them: a known rule and threshold, at least 2 labeled queries, runs that share queries."""
+    """``(human Qrels, judge sets, judges' union Qrels, metrics, labeled, unlabeled, rel_threshold)`` checked as
+    every hybrid report needs them: a known rule and threshold, at least 2 labeled queries, runs that share
+    queries; ``judge`` is one judge's labels or a list (:func:`relgrade.hybrid.judge_sets`)."""
     check_no_answer(no_answer)
     rel_threshold = check_rel_threshold(rel_threshold)
-    human_q, judge_q = _as_qrels(human, "human"), _as_qrels(judge, "judge")
+    human_q, sets = _as_qrels(human, "human"), judge_sets(judge)
+    judge_q = union_qrels(sets)
     chosen = parse_metrics(metrics, k)
     labeled, unlabeled = split_queries(human_q, judge_q)
     n = len(labeled)
@@ -83,7 +65,7 @@ def prepare(human, judge, metrics, k, no_answer: str, rel_threshold: int, runs: 
     for run in runs:
         if not set(run.query_id.tolist()).intersection(population):
             raise no_shared_queries(run, population, human_q.source)
-    return human_q, judge_q, chosen, labeled, unlabeled, rel_threshold
+    return human_q, sets, judge_q, chosen, labeled, unlabeled, rel_threshold
 
 
 def too_few_answerable(n_answered: int, n: int, path) -> InputError:
@@ -104,7 +86,7 @@ def _intervals(Y, A, J, Ahat, n: int, no_answer: str, alpha: float, bounds=(0.0,
 def estimate(
     run: Run | Mapping[str, Any],
     human: Qrels | Mapping[str, Mapping[str, int]],
-    judge: Qrels | Mapping[str, Mapping[str, int]],
+    judge: Any,
     metrics: Sequence[str | Metric] | None = None,
     *,
     k: Sequence[int] | None = None,
@@ -114,6 +96,9 @@ def estimate(
     crossfit: Any = None,
     forbidden: Qrels | Mapping[str, Sequence[str]] | None = None,
     leak_k: int | None = None,
+    prediction: str = DEFAULT_PREDICTION,
+    folds: int | None = None,
+    seed: int = 0,
     target_width: float | None = None,
 ) -> EstimateReport:
     """PPI++ estimate, human-only and judge-only values of each metric (default: as ``evaluate``).
@@ -124,9 +109,13 @@ def estimate(
     ``leak_k`` (default: the largest metric cutoff) are reported, so the gate keeps its tenant-leak
     guard on estimate reports; without it ``leaks`` is None.
 
-    ``crossfit`` (a :class:`relgrade.calibration.CrossFit` of ``judge`` against ``human``, from
-    :func:`relgrade.calibration.crossfit_mapping`): required when the judge's grades were mapped by a
-    mapping fitted on these human labels (see :mod:`relgrade.hybrid._judge_values`).
+    ``judge``: one judge's labels or a list of several; ``prediction``, ``folds``, ``seed``: how the judges
+    predict each query's metric (:func:`relgrade.hybrid.predict`: ``"soft"``, the default, cross-fits a
+    calibration of all judges on the human labels; ``"hard"`` is the metric on one judge's grades).
+
+    ``crossfit`` (with ``prediction="hard"``; a :class:`relgrade.calibration.CrossFit` of ``judge`` against
+    ``human``, from :func:`relgrade.calibration.crossfit_mapping`): required when the judge's grades were
+    mapped by a mapping fitted on these human labels (see :mod:`relgrade.hybrid._predict`).
 
     ``target_width``: each estimate carries a :class:`~relgrade.hybrid._plan.Plan`, the human-labeled
     queries an interval of that width (before clipping) needs without and with the judge.
@@ -134,27 +123,26 @@ def estimate(
     if target_width is not None and not (isinstance(target_width, (int, float)) and 0 < target_width <= 1):
         raise InputError(f"--target-width must be a width in (0, 1] (e.g. 0.1), got {target_width!r}")
     run = run if isinstance(run, Run) else Run.from_dict(run)
-    human_q, judge_q, chosen, labeled, unlabeled, rel_threshold = prepare(human, judge, metrics, k, no_answer,
-                                                                          rel_threshold, [run])
+    human_q, sets, judge_q, chosen, labeled, unlabeled, rel_threshold = prepare(human, judge, metrics, k, no_answer,
+                                                                                rel_threshold, [run])
     n, population = len(labeled), labeled + unlabeled
     in_run = set(run.query_id.tolist())
     Y = per_query_values(human_q, run, chosen, labeled, rel_threshold=rel_threshold)
     A = answerable(human_q, labeled, rel_threshold)
-    pred = judge_values(judge_q, run, chosen, labeled, unlabeled, rel_threshold=rel_threshold, crossfit=crossfit)
-    J, Ahat = pred.values, pred.answerable
+    pred = predict(run, human_q, sets, chosen, rel_threshold=rel_threshold, prediction=prediction, folds=folds,
+                   seed=seed, crossfit=crossfit)
+    J, Ahat = pred.values[0], pred.answerable
     notes: list[str] = []
     if no_answer == "exclude" and (A > 0).sum() < 2:
         raise too_few_answerable(int((A > 0).sum()), n, human_q.source)
     ppi, classical = _intervals(Y, A, J, Ahat, n, no_answer, alpha)
-    judged = np.ones(len(population), bool) if no_answer == "zero" else Ahat > 0
-    judge_only = J[judged].mean(axis=0) if judged.any() and judge_q.labels else None
+    judged = np.ones(len(population), bool) if no_answer == "zero" else Ahat > 0.5  # soft: more likely than not
+    judge_only = J[judged].mean(axis=0) if judged.any() else None
     if no_answer == "exclude" and n - int((A > 0).sum()):
         notes.append(f"{n - int((A > 0).sum())} human-labeled queries have no relevant document: kept out of "
                      "the means (--no-answer exclude)")
-    if not judge_q.labels:
-        notes.append(NOTE_NO_JUDGE)
     hum_cov, jud_cov = _coverages(human_q, judge_q, run, chosen, labeled, population)
-    notes += _coverage_notes(hum_cov, judge_q, labeled)
+    notes += _coverage_notes(hum_cov, judge_q, labeled, prediction)
     absent = [q for q in labeled if q not in in_run]
     if absent:
         notes.append(f"{len(absent)} of the {n} human-labeled queries are not in the run (e.g. {', '.join(absent[:3])}): "
@@ -163,7 +151,7 @@ def estimate(
     ignored = sorted(in_run - set(population))
     if ignored:
         notes.append(f"{len(ignored)} run queries have no label from humans or the judge and were ignored")
-    if not unlabeled and judge_q.labels:
+    if not unlabeled:
         notes.append("every query is human-labeled: the PPI estimate is the human-only one")
 
     names = (RATIO_INTERVAL, RATIO_INTERVAL) if no_answer == "exclude" else (PPI_INTERVAL, MEAN_INTERVAL)
@@ -177,7 +165,8 @@ def estimate(
     leaks, fq = run_leaks(forbidden, population, run, cut, rel_threshold)
     settings = {"kind": "estimate", **label_settings(human_q, judge_q, chosen, population, rel_threshold=rel_threshold,
                                                      no_answer=no_answer, alpha=alpha, crossfit=crossfit,
-                                                     prediction=pred.kind, intervals=names, leak_k=cut, forbidden=fq),
+                                                     prediction=pred.description, intervals=names, leak_k=cut,
+                                                     forbidden=fq, sets=sets),
                 "run": run.name, "human": human_q.source, "judge": judge_q.source}
     return EstimateReport(out, labeled, unlabeled, {k_: c.human for k_, c in hum_cov.items()},
                           {k_: c.judge for k_, c in jud_cov.items()}, tuple(notes), per_query, settings, leaks)
@@ -195,11 +184,14 @@ def run_leaks(forbidden, population, run: Run, cut: int, rel_threshold: int):
 
 
 def label_settings(human_q: Qrels, judge_q: Qrels, chosen, population, *, rel_threshold: int, no_answer: str,
-                   alpha: float, crossfit, prediction: str, intervals, leak_k: int, forbidden) -> dict[str, Any]:
-    """The settings every hybrid report records (the gate compares labels, queries, threshold and rule)."""
+                   alpha: float, crossfit, prediction: dict, intervals, leak_k: int, forbidden,
+                   sets=()) -> dict[str, Any]:
+    """The settings every hybrid report records (the gate compares labels, queries, threshold and rule;
+    ``prediction``: how the judges predicted the metric, :attr:`relgrade.hybrid.Prediction.description`)."""
     return {
         "metrics": [m.name for m in chosen], "rel_threshold": rel_threshold, "no_answer": no_answer, "alpha": alpha,
-        "labels": labels_fingerprint(human_q), "judge_labels": labels_fingerprint(judge_q),
+        "labels": labels_fingerprint(human_q),
+        "judge_labels": labels_fingerprint(judge_q) if len(sets) <= 1 else [labels_fingerprint(j.grades) for j in sets],
         "queries": queries_fingerprint(population), "n_labeled": len(human_q.topics), "crossfit": crossfit is not None,
         "leak_k": leak_k, "prediction": prediction, "interval": {"ppi": intervals[0], "human_only": intervals[1]},
         "forbidden": None if forbidden is None else {"path": getattr(forbidden, "source", None),
@@ -238,7 +230,7 @@ def _coverages(human_q, judge_q, run, chosen, labeled, population):
     return hum, jud
 
 
-def _coverage_notes(hum_cov, judge_q, labeled) -> list[str]:
+def _coverage_notes(hum_cov, judge_q, labeled, prediction: str) -> list[str]:
     notes = []
     gaps = {name: c.human for name, c in hum_cov.items() if c.n_docs and c.human < 1}
     if gaps:
@@ -246,7 +238,8 @@ def _coverage_notes(hum_cov, judge_q, labeled) -> list[str]:
         notes.append(f"humans labeled only {gaps[worst]:.1%} of the {worst} top-k pairs of the labeled queries; "
                      "unlabeled pairs count as not relevant: label every top-k pair of each labeled query")
     no_judge = [q for q in labeled if q not in judge_q.labels]
-    if no_judge and judge_q.labels:
-        notes.append(f"{len(no_judge)} human-labeled queries have no judge label (judge values 0 there); "
+    if no_judge:
+        notes.append(f"{len(no_judge)} human-labeled queries have no judge label (judge values "
+                     f"{'0' if prediction == 'hard' else 'from the base rate of pairs no judge graded'} there); "
                      f"e.g. {', '.join(no_judge[:3])}")
     return notes

@@ -43,8 +43,10 @@ from relgrade.io import Run
 from relgrade.metrics import Metric, paired_difference, parse_metric
 from relgrade.metrics._evaluate import no_shared_queries
 from relgrade.metrics._settings import DEFAULT_NO_ANSWER, check_n_boot, check_no_answer, check_rel_threshold
-from relgrade.hybrid._estimate import _as_qrels, split_queries, too_few_answerable
-from relgrade.hybrid._judge_values import answerable, judge_values, per_query_values
+from relgrade.hybrid._estimate import too_few_answerable
+from relgrade.hybrid._predict import DEFAULT_PREDICTION, judge_sets, predict, union_qrels
+from relgrade.hybrid._values import answerable, per_query_values, split_queries
+from relgrade.hybrid._values import as_qrels as _as_qrels
 from relgrade.hybrid._ppi import ppi_means, ppi_point, ppi_pvalues
 from relgrade.hybrid._ratio import RATIO_INTERVAL, ratio_means
 from relgrade.stats._augmented import joint_lambda, prepare
@@ -179,8 +181,15 @@ def rank_systems(
     n_boot: int = 1000,
     n_perm: int = 10000,
     seed: int = 0,
+    prediction: str = DEFAULT_PREDICTION,
+    folds: int | None = None,
 ) -> RankingReport:
-    """Rank ``runs`` under human, judge and PPI++ labels; taus with bootstrap CIs; flips; paired tests."""
+    """Rank ``runs`` under human, judge and PPI++ labels; taus with bootstrap CIs; flips; paired tests.
+
+    ``judge``: one judge's labels or a list; the "judge" values are the judges' prediction
+    (:func:`relgrade.hybrid.predict`, ``prediction`` and ``folds``; one model and one pool per query for all
+    runs; ``seed`` also draws the folds).
+    """
     if not isinstance(runs, Mapping):
         runs = list(runs)
         names = [r.name for r in runs]
@@ -194,7 +203,8 @@ def rank_systems(
     check_no_answer(no_answer)
     check_n_boot(n_boot)
     rel_threshold = check_rel_threshold(rel_threshold)
-    human_q, judge_q = _as_qrels(human, "human"), _as_qrels(judge, "judge")
+    human_q, sets = _as_qrels(human, "human"), judge_sets(judge)
+    judge_q = union_qrels(sets)
     labeled, unlabeled = split_queries(human_q, judge_q)
     n, N = len(labeled), len(unlabeled)
     if n < 2:
@@ -206,9 +216,10 @@ def rank_systems(
             raise no_shared_queries(r, population, human_q.source)
     H = np.column_stack([per_query_values(human_q, r, [metric], labeled, rel_threshold=rel_threshold)[:, 0]
                          for r in runs.values()])
-    preds = [judge_values(judge_q, r, [metric], labeled, unlabeled, rel_threshold=rel_threshold) for r in runs.values()]
-    J = np.column_stack([p.values[:, 0] for p in preds])
-    Ahat = preds[0].answerable
+    pred = predict(list(runs.values()), human_q, sets, [metric], rel_threshold=rel_threshold, prediction=prediction,
+                   folds=folds, seed=seed)
+    J = pred.values[:, :, 0].T
+    Ahat = pred.answerable
     A = answerable(human_q, labeled, rel_threshold)
     exclude = no_answer == "exclude"
     if exclude and (A > 0).sum() < 2:
@@ -220,7 +231,7 @@ def rank_systems(
     lam = joint_lambda([prepare(H, J[:n], J[n:], lower=0.0, upper=1.0),
                         prepare(D, Dj[:n], Dj[n:], lower=-1.0, upper=1.0)], alpha=0.05) if N else 0.0
     hq = A > 0 if exclude else np.ones(n, bool)
-    jq = Ahat > 0 if exclude else np.ones(n + N, bool)
+    jq = Ahat > 0.5 if exclude else np.ones(n + N, bool)  # hard: the judge has a relevant document; soft: likely
 
     def at(lam_: float):
         if exclude:
@@ -277,6 +288,6 @@ def rank_systems(
         pairs.append(PairResult(names[i], names[j], by, flips))
     settings = {"kind": "rank-systems", "metric": metric.name, "rel_threshold": rel_threshold, "no_answer": no_answer,
                 "n_boot": n_boot, "n_perm": n_perm, "seed": seed, "lam": lam, "width_ratio": width_ratio,
-                "prediction": preds[0].kind,
+                "prediction": pred.description,
                 "interval": RATIO_INTERVAL if exclude else JOINT_INTERVAL}
     return RankingReport(metric.name, names, values, rankings, tuple(taus), tuple(pairs), n, n + N, settings)
