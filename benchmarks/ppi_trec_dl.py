@@ -23,11 +23,12 @@ Then, through ``relgrade.hybrid.rank_systems`` at 10 labeled queries: how many p
 the PPI ranking (one joint ``lam``: none), the mean width ratio of its intervals, and Kendall's tau of the PPI
 and human-only rankings with the ranking under all NIST labels.
 
-Prediction kinds: ``PREDICTIONS`` maps a name to a function ``(judges, run, metric, topics) -> values``; the
-hard prediction is the metric under the judge's grades (:func:`relgrade.hybrid.judge_values`). Soft
-predictions and several judges at once add their columns there (``--prediction``).
+The first table uses the hard prediction (the metric on the judge's grades). A last table compares the prediction
+kinds of ``relgrade.hybrid.predict`` (``PREDICTIONS``: hard, soft, soft with two judges of the same kappa) at
+``--pred-n`` labeled queries drawn without replacement (the soft prediction is cross-fitted on each draw's
+labeled queries): PPI coverage, width ratio, and ``r`` with its bound.
 
-    python benchmarks/ppi_trec_dl.py [--draws 2000] [--judges 2] [--n 5 10 15 30] [--judge-qrels FILE]
+    python benchmarks/ppi_trec_dl.py [--draws 2000] [--judges 2] [--n 5 10 15 30] [--pred-draws 100] [--judge-qrels FILE]
 
 Exits 2 with one line when the data directory is missing.
 """
@@ -48,15 +49,61 @@ METRICS = ("recall@5", "mrr", "ndcg@10")
 SIGMAS = (1.0, 2.0, 4.0, 8.0)
 
 
-def hard(judges, run, metric, topics, rel_threshold):
-    """The judge's prediction of each query's metric: the metric under its grades (one judge)."""
-    from relgrade.hybrid import judge_values
+def hard(labels, run, metric, topics, rel_threshold):
+    """The judge's prediction of each query's metric from its grades alone (``relgrade.hybrid.predict``, hard)."""
+    from relgrade.hybrid import per_query_values
     from relgrade.io import Qrels
 
-    return judge_values(Qrels(judges[0]), run, [metric], topics, (), rel_threshold=rel_threshold).values[:, 0]
+    return per_query_values(Qrels(labels), run, [metric], topics, rel_threshold=rel_threshold)[:, 0]
 
 
-PREDICTIONS = {"hard": hard}  # soft predictions / several judges: add them here
+# the prediction kinds of the second table: name -> (relgrade.hybrid.predict's prediction, how many judges)
+PREDICTIONS = {"hard": ("hard", 1), "soft": ("soft", 1), "soft, 2 judges": ("soft", 2)}
+
+
+def prediction_table(nist, topics, runs, H, juries, metrics, *, n: int, draws: int, thr: int, rng) -> None:
+    """Coverage, width ratio, r and bound per prediction kind at n labeled queries (drawn without replacement:
+    the soft prediction is fitted on each draw's labeled queries, so each draw costs a fit)."""
+    from relgrade.hybrid import JudgeSet, human_only_means, ppi_means, predict
+    from relgrade.io import Qrels
+
+    position = {q: i for i, q in enumerate(topics)}
+    print(f"\npredictions at {n} labeled queries (without replacement), {draws} draws x {len(runs)} systems: PPI "
+          "coverage, width ratio before clipping, r over the 54 queries (labeled ones out of fold), sqrt(1 - r^2)")
+    print(f"{'judge':<12}{'prediction':<16}" + "".join(f"{m.name:>30}" for m in metrics))
+    for name, jury in juries.items():
+        sets = [JudgeSet(f"{name} #{i + 1}", Qrels(j.grades), j.grades,
+                         {q: {d: float(np.dot(np.arange(len(p)), p)) for d, p in docs.items()} for q, docs in j.dists.items()})
+                for i, j in enumerate(jury)]
+        cols = {kind: {"Y": [], "P": [], "U": [], "truth": [], "r": []} for kind in PREDICTIONS}
+        for draw in range(draws):
+            labeled = [topics[i] for i in rng.choice(len(topics), n, replace=False)]
+            human = {q: nist[q] for q in labeled}
+            for kind, (how, k) in PREDICTIONS.items():
+                if k > len(sets):
+                    continue
+                pred = predict(runs, human, sets[:k], metrics, rel_threshold=thr, prediction=how, seed=draw)
+                order = [position[q] for q in pred.queries]
+                for s in range(len(runs)):
+                    y = np.column_stack([H[m.name][:, s] for m in metrics])[order]
+                    c = cols[kind]
+                    c["Y"].append(y[:n]), c["P"].append(pred.values[s][:n]), c["U"].append(pred.values[s][n:])
+                    c["truth"].append(y.mean(axis=0))
+                    c["r"].append([np.corrcoef(y[:, j], pred.values[s][:, j])[0, 1] if np.ptp(pred.values[s][:, j])
+                                   else 0.0 for j in range(len(metrics))])
+        for kind, c in cols.items():
+            if not c["Y"]:
+                continue
+            Y, P, U = (np.hstack(c[key]) for key in ("Y", "P", "U"))
+            ppi, human_only = ppi_means(Y, P, U), human_only_means(Y)
+            reps = len(c["r"])
+            truth = np.concatenate(c["truth"])
+            cover = ((ppi.lo <= truth) & (truth <= ppi.hi)).reshape(reps, len(metrics)).mean(axis=0)
+            ratio = (ppi.half / human_only.half).reshape(reps, len(metrics)).mean(axis=0)
+            r = np.nanmean(np.array(c["r"]), axis=0)
+            print(f"{name:<12}{kind:<16}" + "".join(f"{cover[j]:>9.3f}{ratio[j]:>7.3f}{r[j]:>7.2f}"
+                                                    f"{np.sqrt(1 - r[j] ** 2):>7.3f}" for j in range(len(metrics))),
+                  flush=True)
 
 
 def local_grades(cache: Path, data: Path, runs, depth: int) -> dict[str, dict[str, int]]:
@@ -89,7 +136,8 @@ def main() -> int:
     ap.add_argument("--judge-qrels", action="append", default=[], help="a judge's grades (qrels or judge details)")
     ap.add_argument("--local", type=Path, default=None, metavar="CACHE",
                     help="the local judge on every system's top 10, grades cached in CACHE (qrels)")
-    ap.add_argument("--prediction", choices=sorted(PREDICTIONS), default="hard")
+    ap.add_argument("--pred-n", type=int, default=10, help="labeled queries of the prediction table")
+    ap.add_argument("--pred-draws", type=int, default=100, help="draws of the prediction table (0: skip it)")
     ap.add_argument("--rel-threshold", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -113,30 +161,30 @@ def main() -> int:
     thr = args.rel_threshold
     H = {m.name: np.column_stack([per_query_values(Qrels(nist), r, [m], topics, rel_threshold=thr)[:, 0]
                                   for r in runs]) for m in metrics}
-    judges = {}
+    judges, juries = {}, {}
     for k in args.kappa:
         draws = [llm_judge(nist, k, surf=surf, seed=args.seed + 10 * j) for j in range(args.judges)]
-        judges[f"kappa {k:g}"] = [[d.grades] for d in draws]
+        judges[f"kappa {k:g}"] = [d.grades for d in draws]
+        juries[f"kappa {k:g}"] = draws
     for path in args.judge_qrels:
         from relgrade.hybrid import read_judge_labels
 
         labels = {}
         for lab in read_judge_labels(path).labels:
             labels.setdefault(lab.query_id, {})[lab.doc_id] = lab.grade
-        judges[Path(path).name] = [[labels]]
+        judges[Path(path).name] = [labels]
     if args.local is not None:
-        judges["local judge"] = [[local_grades(args.local, args.data, runs, depth=10)]]
-    predict = PREDICTIONS[args.prediction]
+        judges["local judge"] = [local_grades(args.local, args.data, runs, depth=10)]
     print(f"TREC DL 2020 passage: {Q} queries, {sum(map(len, nist.values()))} NIST labels; relevant = grade >= {thr}; "
           f"{len(runs)} systems; {args.draws} draws of n labeled + {Q} - n unlabeled queries with replacement per "
-          f"system and judge; prediction: {args.prediction}")
+          f"system and judge; prediction: hard (the metric on the judge's grades)")
     for m in metrics:
         print(f"  {m.name}: " + ", ".join(f"{r.name} {H[m.name][:, i].mean():.3f}" for i, r in enumerate(runs)))
     print(f"\n{'metric':<10}{'n':>4}  {'judge':<12}{'PPI cov':>8}{'human cov':>10}{'width':>7}{'clipped':>8}"
           f"{'oracle':>8}")
     rng = np.random.default_rng(args.seed)
     for m in metrics:
-        J = {name: [np.column_stack([predict(labels, r, m, topics, thr) for r in runs]) for labels in redraws]
+        J = {name: [np.column_stack([hard(labels, r, m, topics, thr) for r in runs]) for labels in redraws]
              for name, redraws in judges.items()}
         for n in args.n:
             for name, preds in J.items():
@@ -171,8 +219,9 @@ def main() -> int:
         widths, tau_ppi, tau_human = [], [], []
         for d in range(100):
             lab = sorted(rng.choice(Q, 10, replace=False))
-            rep = rank_systems(runs, {topics[i]: nist[topics[i]] for i in lab}, redraws[d % len(redraws)][0],
-                               "ndcg@10", rel_threshold=thr, no_answer="zero", n_boot=20, n_perm=0)
+            rep = rank_systems(runs, {topics[i]: nist[topics[i]] for i in lab}, redraws[d % len(redraws)],
+                               "ndcg@10", rel_threshold=thr, no_answer="zero", n_boot=20, n_perm=0,
+                               prediction="hard")
             order = {s: i for i, s in enumerate(rep.rankings["ppi"])}
             for p in rep.pairs:
                 diff = p.by_source["ppi"].diff
@@ -183,6 +232,8 @@ def main() -> int:
                 taus.append(kendalltau([rep.values[source][r.name] for r in runs], full).statistic)
         print(f"  {name:<12} contradicting pairs {bad}/{pairs}, width ratio {np.mean(widths):.3f}, tau PPI "
               f"{np.nanmean(tau_ppi):.3f}, human-only {np.nanmean(tau_human):.3f}")
+    if args.pred_draws:
+        prediction_table(nist, topics, runs, H, juries, metrics, n=args.pred_n, draws=args.pred_draws, thr=thr, rng=rng)
     print(f"\n({time.perf_counter() - t0:.0f} s)")
     return 0
 
