@@ -211,6 +211,12 @@ def check_comparable(base: dict, cur: dict, base_name: str, cur_name: str) -> di
     return {k: base["settings"][k] for k in ("labels", "queries", "rel_threshold", "no_answer")}
 
 
+def _interval(settings: dict) -> Any:
+    """The current report's interval construction: estimate's PPI one, else the one the report names."""
+    interval = settings.get("interval")
+    return interval.get("ppi") if isinstance(interval, dict) else interval
+
+
 def gate(
     baseline: Any,
     current: Any,
@@ -242,6 +248,7 @@ def gate(
     settings["corpus"] = corpus_change(base, cur, base_name, cur_name, allow_corpus_change)
     # how each estimate report's judges predicted the metric (hard/soft, judges, folds); None for evaluate reports
     settings["prediction"] = {"baseline": base["settings"].get("prediction"), "current": cur["settings"].get("prediction")}
+    settings["interval"] = _interval(cur["settings"])  # the construction of the interval --beyond-ci reads
     leaks = report_leaks(cur, cur_name)
     report_leaks(base, base_name)  # malformed leaks are an error on either side
 

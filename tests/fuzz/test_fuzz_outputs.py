@@ -32,6 +32,8 @@ COMMANDS = {
                   "--json", "{json}"], ["json"], ["run", "human", "judge", "mapping"]),
     "rank-systems": (["rank-systems", "--run", "{run}", "--run", "{run_b}", "--human", "{human}", "--judge",
                       "{judge}", "--json", "{json}"], ["json"], ["run", "run_b", "human", "judge"]),
+    "compare-ppi": (["compare", "--run-a", "{run}", "--run-b", "{run_b}", "--human", "{human}", "--judge", "{judge}",
+                     "--mapping", "{mapping}", "--json", "{json}"], ["json"], ["run", "run_b", "human", "judge", "mapping"]),
     "evaluate-repeats": (["evaluate", "--run", "{run}", "--run", "{run_b}", "--qrels", "{qrels}", "--corpus", "{corpus}",
                           "--json", "{json}"], ["json"], ["run", "run_b", "qrels", "corpus"]),
     "ann-recall": (["ann-recall", "--run", "{run}", "--exact", "{run_b}", "--qrels", "{qrels}", "--json", "{json}"],

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from relgrade._defaults import DEFAULT_PREDICTION, PREDICTIONS
+
 K_HELP = "Cutoff of the default metrics (repeatable; default 5 and 10). With --metric, put the cutoff in the name."
 CORPUS_HELP = ("The corpus the run searched (JSONL or TSV): its fingerprint is recorded in the report (gate refuses "
                "two reports over different corpora) and the labels are checked against it (relgrade check).")
@@ -162,12 +164,50 @@ def _write_json(path: str, data) -> None:
 @click.command()
 @click.option("--run-a", "run_a", required=True, multiple=True, help="Baseline run (several: repeats of the baseline).")
 @click.option("--run-b", "run_b", required=True, multiple=True, help="Candidate run (several: repeats of the candidate).")
-@click.option("--qrels", "qrels_path", required=True, help="Labels both runs are scored against.")
+@click.option("--qrels", "qrels_path", default=None, help="Labels both runs are scored against.")
+@click.option("--human", "human_path", default=None,
+              help="Instead of --qrels: human labels on a random sample of queries, with --judge on all of them: "
+                   "the PPI++ difference B - A beside the human-only one ('relgrade gate --paired' reads its JSON).")
+@click.option("--judge", "judge_paths", multiple=True, help="Judge labels (with --human): the details JSONL of "
+              "'relgrade judge', or plain qrels; repeat for several judges.")
+@click.option("--prediction", type=click.Choice(PREDICTIONS), default=DEFAULT_PREDICTION, show_default=True,
+              help="With --judge: how the judges predict each query's metric, as for 'relgrade estimate'.")
+@click.option("--folds", type=int, default=None, help="With --judge: folds of the soft prediction's cross-fit, as for "
+              "'relgrade estimate'.")
+@click.option("--mapping", "mapping_path", default=None, help="With --judge: a judge-to-human grade mapping "
+              "(as for 'relgrade estimate').")
+@click.option("--forbidden", "forbidden_path", default=None, metavar="GOLDEN",
+              help="With --judge: golden set listing forbidden documents; run B's leaks go into the report.")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="With --judge: 1 - confidence level of the intervals.")
 @_common
 @click.option("--json", "json_out", help="Write the comparison as JSON here.")
 @click.option("--corpus", "corpus_path", help=CORPUS_HELP)
-def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, corpus_path):
-    """Compare two runs per metric: difference, 95% t CI and paired randomisation p-value."""
+def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds, mapping_path, forbidden_path, alpha,
+            ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, corpus_path):
+    """Compare two runs per metric: difference, 95% CI and paired randomisation p-value (--qrels), or the
+    PPI++ difference from human labels on some queries and judge labels on all (--human and --judge)."""
+    from relgrade._errors import InputError
+    from relgrade.io._outputs import check_outputs
+
+    check_outputs({"--json": json_out}, {"--run-a": run_a, "--run-b": run_b, "--qrels": qrels_path, "--human": human_path,
+                                         "--judge": judge_paths, "--mapping": mapping_path,
+                                         "--forbidden": forbidden_path, "--corpus": corpus_path})
+    if human_path or judge_paths:
+        if qrels_path:
+            raise InputError("give --qrels, or --human with --judge (the PPI++ comparison), not both")
+        if not (human_path and judge_paths):
+            raise InputError(f"{'--human' if human_path else '--judge'} needs {'--judge' if human_path else '--human'}: "
+                             "the PPI++ comparison reads human labels on some queries and judge labels on all")
+        if len(run_a) > 1 or len(run_b) > 1 or corpus_path:
+            raise InputError("the PPI++ comparison (--human, --judge) takes one --run-a and one --run-b, no --corpus")
+        from relgrade.cli._compare_ppi import compare_ppi
+
+        compare_ppi(run_a[0], run_b[0], human_path, judge_paths, prediction, folds, mapping_path, forbidden_path, ks,
+                    metrics, rel_threshold, no_answer, alpha, seed, json_out)
+        return
+    if qrels_path is None:
+        raise InputError("give --qrels (labels for both runs), or --human with --judge")
     if len(run_a) > 1 or len(run_b) > 1:
         from relgrade.cli._repeats import compare_repeats_cli
 
@@ -183,10 +223,6 @@ def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_b
 
     chosen = parse_metrics(metrics, ks)
     check_n_boot(n_boot)
-    from relgrade.io._outputs import check_outputs
-
-    check_outputs({"--json": json_out}, {"--run-a": run_a, "--run-b": run_b, "--qrels": qrels_path,
-                                         "--corpus": corpus_path})
     qrels = read_qrels(qrels_path)
     reports = [
         run_evaluate(qrels, read_run(path), chosen, rel_threshold=rel_threshold,

@@ -1,6 +1,8 @@
 """``relgrade gate``: the CI gate. Exit 0 pass, 1 regression or leak, 2 usage or input error.
 
-The rule and every check live in :func:`relgrade.gate`; this command parses, calls it and prints.
+The rule and every check live in :func:`relgrade.gate` (two reports), :mod:`relgrade._gate_min` (one report
+and a floor, ``--min``) and :func:`relgrade._gate_paired.gate_paired` (one paired report, ``--paired``); this
+command parses, calls them and prints.
 """
 
 from __future__ import annotations
@@ -12,7 +14,11 @@ from relgrade._gate import DEFAULT_MAX_DROP
 
 @click.command()
 @click.option("--baseline", help="Report JSON of the baseline (relgrade evaluate --json or estimate --json).")
-@click.option("--current", required=True, help="Report JSON of the change under test.")
+@click.option("--current", default=None, help="Report JSON of the change under test.")
+@click.option("--paired", default=None, metavar="AB.json",
+              help="Instead of --baseline/--current: the JSON of 'relgrade compare --run-a A --run-b B --human H "
+                   "--judge J', gating candidate B on its PPI++ difference to A (with --beyond-ci: on the upper end "
+                   "of the difference's 95% interval).")
 @click.option("--metric", "metrics", multiple=True, help="Metric to gate on (repeatable). Default: recall@5, the guide's gate.")
 @click.option("--max-drop", type=float, default=DEFAULT_MAX_DROP, show_default=True,
               help="Largest allowed absolute drop, a finite number >= 0 (0.02 = 2 points of recall@5).")
@@ -26,7 +32,7 @@ from relgrade._gate import DEFAULT_MAX_DROP
               help="Gate two reports that record different corpus fingerprints (refused otherwise); recorded in the "
                    "gate's result.")
 @click.option("--json", "json_out", help="Write the gate's result (rows, leaks, reasons, corpus record) as JSON here.")
-def gate(baseline, current, metrics, max_drop, beyond_ci, minimum, allow_corpus_change, json_out):
+def gate(baseline, current, paired, metrics, max_drop, beyond_ci, minimum, allow_corpus_change, json_out):
     """Fail (exit 1) when a metric drops by more than --max-drop, or the current run leaks a forbidden doc.
 
     With --beyond-ci a metric fails only when even the upper end of the current report's 95% interval
@@ -36,13 +42,23 @@ def gate(baseline, current, metrics, max_drop, beyond_ci, minimum, allow_corpus_
     different corpus fingerprints too, unless --allow-corpus-change. Reports of repeated runs (evaluate
     --run R1 --run R2 ...) widen --max-drop by the repeat noise. --min gates one report on a floor instead.
     """
-    from relgrade._gate import gate as run_gate
+    from relgrade._errors import InputError
     from relgrade.io._outputs import check_outputs
 
-    check_outputs({"--json": json_out}, {"--baseline": baseline, "--current": current})
-    if minimum is not None or baseline is None:
+    check_outputs({"--json": json_out}, {"--baseline": baseline, "--current": current, "--paired": paired})
+    if paired is not None:
+        if baseline is not None or current is not None or minimum is not None:
+            raise InputError("give --paired alone, or --current with --baseline or --min (not both ways)")
+        from relgrade._gate_paired import gate_paired
+
+        result = gate_paired(paired, metrics=list(metrics) or None, max_drop=max_drop, beyond_ci=beyond_ci)
+    elif current is None:
+        raise InputError("give --current (with --baseline or --min), or --paired AB.json (one paired report)")
+    elif minimum is not None or baseline is None:
         result = _floor(baseline, current, metrics, minimum, beyond_ci)
     else:
+        from relgrade._gate import gate as run_gate
+
         result = run_gate(baseline, current, metrics=list(metrics) or None, max_drop=max_drop, beyond_ci=beyond_ci,
                           allow_corpus_change=allow_corpus_change)
     click.echo(result.table())

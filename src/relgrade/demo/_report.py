@@ -86,11 +86,11 @@ def _ppi_table(estimates: dict[str, Any], calibration) -> str:
     for n, rep in estimates.items():
         for m, e in rep.estimates.items():
             cells = [escape(n), escape(m), f"{e.ppi:.3f} <span class='small'>{_ci(e.ppi_ci95)}</span>",
-                     f"{e.human_only:.3f} <span class='small'>{_ci(e.human_ci95)}</span>", f"{e.judge_only:.3f}"]
-            degenerate = e.ppi_ci95[1] - e.ppi_ci95[0] <= 0 or e.effective_n is None
+                     f"{e.human_only:.3f} <span class='small'>{_ci(e.human_ci95)}</span>",
+                     "n/a" if e.judge_only is None else f"{e.judge_only:.3f}"]
             if show_worth:
-                cells.append("n/a (zero-width interval)" if degenerate else
-                             f"{e.effective_n:.0f} queries (of {e.n_labeled} labeled)")
+                cells.append(f"{e.effective_n:.0f} queries (of {e.n_labeled} labeled)" if e.effective_n is not None
+                             else "none: the PPI interval is the human-only one (lam = 0)" if e.lam == 0 else "n/a")
             if e.note:
                 notes.append(f"{n} {m}: {e.note}")
             rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")

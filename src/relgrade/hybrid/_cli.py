@@ -76,6 +76,27 @@ def _mapping_note(judge, mapping, prediction: str = "hard") -> None:
                    else "mapping not adopted by calibration: judge grades used as they are")
 
 
+def ppi_inputs(metrics, ks, forbidden_path, human_path, judge_paths, mapping_path, rel_threshold, prediction):
+    """What estimate and compare --human read: metrics, forbidden documents, the labels (humans on the first judge's
+    scale), and the hard prediction's cross-fitted mapping when an adopted one was fitted on these human labels."""
+    from relgrade.metrics import parse_metrics
+
+    chosen = parse_metrics(metrics, ks)
+    forbidden = _forbidden(forbidden_path)
+    human, jins, mapping = _judged(human_path, judge_paths, mapping_path, rel_threshold, ppi=True)
+    crossfit, reuse = _crossfit(jins, human, mapping, prediction)
+    return chosen, forbidden, human, jins, mapping, crossfit, reuse
+
+
+def ppi_notes(jins, mapping, prediction: str, reuse: str | None, report) -> None:
+    """The lines before estimate's and compare --human's tables: mapping, cross-fit and prediction."""
+    for jin in jins:
+        _mapping_note(jin, mapping, prediction)
+    if reuse:
+        click.echo(f"note: {reuse}")
+    click.echo(prediction_line(report.settings["prediction"]))
+
+
 def _crossfit(jins, human, mapping, prediction: str, *, allow: bool = True):
     """The hard prediction's cross-fitted mapping (or its refusal); the soft prediction uses raw grades: none."""
     if prediction != "hard":
@@ -112,9 +133,12 @@ def prediction_line(desc) -> str:
               help="Golden set (or labels file) listing forbidden documents: the run's leaks go into the report, "
                    "which 'relgrade gate' needs.")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="1 - confidence level of the intervals.")
+@click.option("--target-width", type=float, default=None, metavar="W",
+              help="Plan the labels: how many human-labeled queries an interval W wide (before clipping to [0, 1]) "
+                   "needs without and with the judge, from this pilot's variances.")
 @click.option("--json", "json_out", metavar="OUT", help="Write the estimates as JSON here.")
 def estimate(run_path, human_path, judge_paths, prediction, folds, ks, metrics, rel_threshold, no_answer, mapping_path,
-             forbidden_path, alpha, json_out):
+             forbidden_path, alpha, target_width, json_out):
     """Prediction-powered (PPI++) metric estimates: humans labeled some queries, the judge labeled all.
 
     The means follow --no-answer like every command. The intervals are valid only if the
@@ -122,30 +146,31 @@ def estimate(run_path, human_path, judge_paths, prediction, folds, ks, metrics, 
     """
     from relgrade.hybrid import estimate as run_estimate
     from relgrade.io import read_run
-    from relgrade.metrics import parse_metrics
 
-    chosen = parse_metrics(metrics, ks)
     check_outputs({"--json": json_out}, {"--run": run_path, "--human": human_path, "--judge": judge_paths,
                                          "--mapping": mapping_path, "--forbidden": forbidden_path})
-    forbidden = _forbidden(forbidden_path)
-    human, jins, mapping = _judged(human_path, judge_paths, mapping_path, rel_threshold, ppi=True)
-    crossfit, reuse = _crossfit(jins, human, mapping, prediction)
+    chosen, forbidden, human, jins, mapping, crossfit, reuse = ppi_inputs(
+        metrics, ks, forbidden_path, human_path, judge_paths, mapping_path, rel_threshold, prediction)
     run = read_run(run_path)
     report = run_estimate(run, human, jins, chosen, rel_threshold=rel_threshold, no_answer=no_answer, alpha=alpha,
-                          forbidden=forbidden, crossfit=crossfit, prediction=prediction, folds=folds)
-    for jin in jins:
-        _mapping_note(jin, mapping, prediction)
-    if reuse:
-        click.echo(f"note: {reuse}")
-    click.echo(prediction_line(report.settings["prediction"]))
+                          forbidden=forbidden, crossfit=crossfit, prediction=prediction, folds=folds,
+                          target_width=target_width)
+    ppi_notes(jins, mapping, prediction, reuse, report)
     click.echo(f"run {run_path}")
     click.echo(report.table())
     for name, e in report.estimates.items():
         if e.effective_n is not None:
             click.echo(f"{name}: the judge was worth {e.effective_n:.0f} human-labeled queries "
                        f"(~{e.effective_labels:.0f} human labels) where {e.n_labeled} were labeled")
+        if e.plan is not None:
+            click.echo(e.plan.sentence(name, e.n_labeled, alpha))
         if e.note:
             click.echo(f"{name}: note: {e.note}")
+    report_tail(report, mapping, mapping_path, json_out, "relgrade gate")
+
+
+def report_tail(report, mapping, mapping_path: str | None, json_out: str | None, gate: str) -> None:
+    """The notes, the leaks (or why there is no leak check) and the JSON, as estimate and compare --human end."""
     for note in report.notes:
         click.echo(f"note: {note}")
     if report.leaks:
@@ -155,7 +180,7 @@ def estimate(run_path, human_path, judge_paths, prediction, folds, ks, metrics, 
         for row in report.leaks[:5]:
             click.echo(f"  {row['query_id']}: {row['doc_id']} at rank {row['rank']}")
     elif report.leaks is None:
-        click.echo("no --forbidden: the report carries no leak check, and 'relgrade gate' fails on it")
+        click.echo(f"no --forbidden: the report carries no leak check, and '{gate}' fails on it")
     if json_out:
         data = report.to_dict()
         data["settings"]["mapping"] = None if mapping is None else {"path": mapping_path, "adopted": mapping.adopted}

@@ -22,6 +22,7 @@ from relgrade.metrics._settings import (
     labels_fingerprint, queries_fingerprint,
 )
 from relgrade.metrics._stats import Difference, Estimate, estimates, paired_difference
+from relgrade.stats._augmented import MEAN_INTERVAL
 
 @dataclass(frozen=True)
 class EvalReport:
@@ -132,7 +133,7 @@ def evaluate(
         "no_answer": no_answer, "labels": labels_fingerprint(qrels), "queries": queries_fingerprint(per_query),
         "failure_k": failure_k, "leak_k": cut, "forbidden": {"n_docs": sum(map(len, qrels.forbidden.values()))},
         "n_boot": n_boot if ci else None, "seed": seed, "run": run.name,
-        "qrels": qrels.source,
+        "qrels": qrels.source, "interval": MEAN_INTERVAL if ci else None,
     }
     if corpus is not None:
         from relgrade.versioning import corpus_fingerprint
@@ -289,6 +290,7 @@ def compare(a: EvalReport, b: EvalReport, *, n_boot: int = DEFAULT_N_BOOT, n_per
         vb = np.array([b.per_query[q][name] for q in shared])
         diffs[name] = paired_difference(va, vb, n_boot=n_boot, n_perm=n_perm, seed=seed)
     settings = {k: a.settings.get(k) for k in ("labels", "rel_threshold", "no_answer")}
-    settings.update({"kind": "compare", "metrics": names, "queries": queries_fingerprint(shared), "n_boot": n_boot,
+    settings.update({"kind": "compare", "metrics": names, "queries": queries_fingerprint(shared), "interval": MEAN_INTERVAL,
+                     "n_boot": n_boot,
                      "n_perm": n_perm, "seed": seed, "runs": [a.settings.get("run"), b.settings.get("run")]})
     return Comparison(a.settings.get("run", "A"), b.settings.get("run", "B"), diffs, settings)
