@@ -7,7 +7,8 @@ refused while parsing; ``NaN`` and ``Infinity`` are read so that the check below
 Checking (:func:`check_report`), with one message template (where, the value, what is wrong, how to fix):
 
 - ``aggregate``: one entry per metric, each key a metric's name; in an entry, every number is finite; a metric's
-  values (``value``, a ``ci95`` end, a per-metric number, the ``values`` of repeats) are in the metric's range [0, 1]; a ``ci95`` is ``null`` or
+  values (``value``, a ``ci95`` end, a per-metric number, the ``values`` of repeats, a pair's ``a`` and ``b``) are in
+  the metric's range [0, 1] (a paired report's differences, ``settings.kind`` ``compare``, in [-1, 1]); a ``ci95`` is ``null`` or
   two numbers ``lo <= hi`` with ``lo <= value <= hi`` (values of ``estimate``'s ``ppi``, ``human_only``,
   ``judge_only`` alike); counts (``n_*``) are whole numbers >= 0; ``width_ratio`` and ``effective_*`` numbers >= 0.
 - ``per_query``: every number finite and in [0, 1] (a metric value).
@@ -77,13 +78,13 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _finite(value: Any, where: str, name: str, *, unit: bool = False) -> float:
+def _finite(value: Any, where: str, name: str, *, unit: bool = False, low: float = 0.0) -> float:
     if not _is_number(value):
         raise _bad(where, value, "not a number", name)
     if abs(value) > MAX_MAGNITUDE or not math.isfinite(value):
         raise _bad(where, value, "not a finite number", name)
-    if unit and not -_TOL <= value <= 1 + _TOL:
-        raise _bad(where, value, "outside the metric's range [0, 1]", name)
+    if unit and not low - _TOL <= value <= 1 + _TOL:
+        raise _bad(where, value, f"outside the range [{low:g}, 1]", name)
     return float(value)
 
 
@@ -92,25 +93,25 @@ def _count(value: Any, where: str, name: str) -> None:
         raise _bad(where, value, "not a whole number >= 0", name)
 
 
-def _interval(ci: Any, value: Any, where: str, name: str) -> None:
+def _interval(ci: Any, value: Any, where: str, name: str, low: float = 0.0) -> None:
     if ci is None:
         return
     if not (isinstance(ci, list) and len(ci) == 2):
         raise _bad(where, ci, "not null or a [low, high] pair", name)
-    lo = _finite(ci[0], f"{where}[0]", name, unit=True)
-    hi = _finite(ci[1], f"{where}[1]", name, unit=True)
+    lo = _finite(ci[0], f"{where}[0]", name, unit=True, low=low)
+    hi = _finite(ci[1], f"{where}[1]", name, unit=True, low=low)
     if lo > hi + _TOL:
         raise _bad(where, ci, "a reversed interval (low > high)", name)
     if _is_number(value) and not lo - _TOL <= value <= hi + _TOL:
         raise _bad(where, ci, f"an interval that does not hold its value {value!r}", name)
 
 
-def _entry(obj: Any, where: str, name: str) -> None:
+def _entry(obj: Any, where: str, name: str, low: float = 0.0) -> None:
     """A metric's entry (or a part of it: ``ppi``, ``human_only``...): numbers, intervals and counts."""
     if obj is None:
         return
     if _is_number(obj):
-        _finite(obj, where, name, unit=True)
+        _finite(obj, where, name, unit=True, low=low)
         return
     if not isinstance(obj, Mapping):
         if not isinstance(obj, str):
@@ -119,10 +120,10 @@ def _entry(obj: Any, where: str, name: str) -> None:
     for key, value in obj.items():
         at = f"{where}.{key}"
         if key == "ci95":
-            _interval(value, obj.get("value"), at, name)
-        elif key == "value":
+            _interval(value, obj.get("value"), at, name, low)
+        elif key in ("value", "a", "b"):  # a metric's value (or its difference, low -1); runs A and B of a pair
             if value is not None:
-                _finite(value, at, name, unit=True)
+                _finite(value, at, name, unit=True, low=low if key == "value" else 0.0)
         elif str(key).startswith("n_"):
             if value is not None:
                 _count(value, at, name)
@@ -130,11 +131,11 @@ def _entry(obj: Any, where: str, name: str) -> None:
             if value is not None and _finite(value, at, name) < 0:
                 raise _bad(at, value, "negative", name)
         elif isinstance(value, Mapping):
-            _entry(value, at, name)
+            _entry(value, at, name, low)
         elif isinstance(value, list):
             for i, item in enumerate(value):  # e.g. repeats.values: one metric value per repeat
                 if isinstance(item, Mapping):
-                    _entry(item, f"{at}[{i}]", name)
+                    _entry(item, f"{at}[{i}]", name, low)
                 elif isinstance(item, (int, float)):
                     _finite(item, f"{at}[{i}]", name, unit=key == "values")
         elif _is_number(value) or isinstance(value, bool):
@@ -149,16 +150,16 @@ def _metric_name(key: Any, where: str, name: str) -> None:
         raise _bad(where, key, "not a metric name", name)
 
 
-def _per_query(obj: Any, where: str, name: str, depth: int = 0) -> None:
+def _per_query(obj: Any, where: str, name: str, low: float = 0.0, depth: int = 0) -> None:
     if obj is None or depth > 3:
         return
     if not isinstance(obj, Mapping):
         raise _bad(where, obj, "not an object", name)
     for key, value in obj.items():
         if isinstance(value, Mapping):
-            _per_query(value, f"{where}.{key}", name, depth + 1)
+            _per_query(value, f"{where}.{key}", name, low, depth + 1)
         elif value is not None:
-            _finite(value, f"{where}.{key}", name, unit=True)
+            _finite(value, f"{where}.{key}", name, unit=True, low=low)
 
 
 def _fingerprint(value: Any, where: str, name: str, counts: tuple[str, ...]) -> None:
@@ -219,12 +220,13 @@ def _all_finite(obj: Any, where: str, name: str) -> None:
 
 def check_report(data: dict[str, Any], name: str) -> dict[str, Any]:
     """Check every number, interval and setting of a report dict (see the module doc); return it."""
-    aggregate = data["aggregate"]
-    for key, entry in aggregate.items():
+    settings = data.get("settings")
+    low = -1.0 if isinstance(settings, Mapping) and settings.get("kind") == "compare" else 0.0  # differences B - A
+    for key, entry in data["aggregate"].items():
         _metric_name(key, f"aggregate key {key!r}", name)
-        _entry(entry, f"aggregate.{key}", name)
+        _entry(entry, f"aggregate.{key}", name, low)
     if "per_query" in data:
-        _per_query(data["per_query"], "per_query", name)
+        _per_query(data["per_query"], "per_query", name, low)
     _settings(data.get("settings"), name)
     _all_finite(data, "", name)
     return data

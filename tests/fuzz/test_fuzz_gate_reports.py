@@ -21,6 +21,14 @@ BAD_NUMBERS = {
     "string": '"0.5"', "list": "[0.5]",
 }
 OUT_OF_UNIT = {"seven": "7", "just_above": "1.5"}
+NON_FINITE = {"nan", "infinity", "minus_infinity", "overflow", "digits_5000", "float_5000"}
+
+
+def _checked(path) -> bool:
+    """The fields the gate reads: values, interval ends, counts, width ratios, per-query values."""
+    last = str(path[-1])
+    return (path[0] == "per_query" or last in ("value", "a", "b") or path[-2] == "ci95"
+            or last.startswith(("n_", "width_ratio", "effective_")))
 SETTINGS = {
     "labels": ["5", "{}", '{"sha256": 5}', '"abc"', "[]"],
     "queries": ["5", '{"n": 3}', '{"sha256": ["x"]}', "true"],
@@ -40,6 +48,8 @@ def reports(tmp_path_factory, fuzz_world):
         "evaluate": ["evaluate", "--run", str(f["run"]), "--qrels", str(f["qrels"]), "--n-boot", "20"],
         "estimate": ["estimate", "--run", str(f["run"]), "--human", str(f["human"]), "--judge", str(f["judge"]),
                      "--forbidden", str(f["qrels"])],
+        "paired": ["compare", "--run-a", str(f["run"]), "--run-b", str(f["run_b"]), "--human", str(f["human"]),
+                   "--judge", str(f["judge"]), "--forbidden", str(f["qrels"])],
     }.items():
         path = root / f"{name}.json"
         assert main([*argv, "--json", str(path)]) == 0
@@ -78,9 +88,15 @@ def _write(tmp_path, name, data, raw=None):
 
 
 def _gate(capsys, base, cur, *extra):
-    code = main(["gate", "--baseline", str(base), "--current", str(cur), "--metric", "recall@5", *extra])
+    """The gate of two reports, or of one paired report (``base`` None)."""
+    pair = ["--paired", str(cur)] if base is None else ["--baseline", str(base), "--current", str(cur)]
+    code = main(["gate", *pair, "--metric", "recall@5", *extra])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def _sides(kind, good, bad):
+    return [(None, bad)] if kind == "paired" else [(good, bad), (bad, good)]
 
 
 def _refused(code, out, err, bad):
@@ -90,38 +106,39 @@ def _refused(code, out, err, bad):
     assert "Traceback" not in out + err
 
 
-@pytest.mark.parametrize("kind", ["evaluate", "estimate"])
+@pytest.mark.parametrize("kind", ["evaluate", "estimate", "paired"])
 def test_the_unchanged_reports_pass(reports, tmp_path, capsys, kind):
-    base = _write(tmp_path, "base", reports[kind])
+    base = None if kind == "paired" else _write(tmp_path, "base", reports[kind])
     cur = _write(tmp_path, "cur", reports[kind])
-    code, out, err = _gate(capsys, base, cur)
-    assert code == 0, err
-    code, out, err = _gate(capsys, base, cur, "--beyond-ci")
-    assert code == 0, err
+    for extra in ((), ("--beyond-ci",)):
+        code, out, err = _gate(capsys, base, cur, *extra)
+        assert code in ((0, 1) if kind == "paired" else (0,)) and not err, err  # a paired B may be worse than A
 
 
 @pytest.mark.parametrize("bad_name", sorted({**BAD_NUMBERS, **OUT_OF_UNIT}))
-@pytest.mark.parametrize("kind", ["evaluate", "estimate"])
+@pytest.mark.parametrize("kind", ["evaluate", "estimate", "paired"])
 def test_every_number_replaced_by_a_bad_one_is_refused(reports, tmp_path, capsys, kind, bad_name):
     report = reports[kind]
     raw = {**BAD_NUMBERS, **OUT_OF_UNIT}[bad_name]
-    leaves = [p for p in _leaves({"aggregate": report["aggregate"], "per_query": report["per_query"]})]
+    leaves = [p for p in _leaves({"aggregate": report["aggregate"], "per_query": report.get("per_query") or {}})]
     if bad_name in OUT_OF_UNIT:  # out of [0, 1] matters for a metric's values, not for a count or a width ratio
-        leaves = [p for p in leaves if p[0] == "per_query" or p[-1] == "value" or p[-2] == "ci95"]
-    assert len(leaves) > 40
+        leaves = [p for p in leaves if p[0] == "per_query" or p[-1] in ("value", "a", "b") or p[-2] == "ci95"]
+    elif bad_name not in NON_FINITE:  # a type or sign change: in the fields the gate reads and checks (a field
+        leaves = [p for p in leaves if _checked(p)]  # a later relgrade adds is held finite, not to a type)
+    assert len(leaves) > (1 if kind == "paired" else 40)
     good = _write(tmp_path, "good", report)
     for n, path in enumerate(leaves):
         bad = _write(tmp_path, f"bad{n}", _set(report, path, SENTINEL), raw)
-        for base, cur in ((good, bad), (bad, good)):
+        for base, cur in _sides(kind, good, bad):
             _refused(*_gate(capsys, base, cur), bad)
 
 
-@pytest.mark.parametrize("kind", ["evaluate", "estimate"])
+@pytest.mark.parametrize("kind", ["evaluate", "estimate", "paired"])
 def test_every_interval_reversed_or_off_its_value_is_refused(reports, tmp_path, capsys, kind):
     report = reports[kind]
     good = _write(tmp_path, "good", report)
     paths = [p[:-1] for p in _leaves(report["aggregate"]) if len(p) >= 2 and p[-2] == "ci95" and p[-1] == 0]
-    assert len(paths) >= 7
+    assert len(paths) >= (2 if kind == "paired" else 7)
     n = 0
     for path in paths:
         full = ("aggregate", *path)
@@ -133,11 +150,13 @@ def test_every_interval_reversed_or_off_its_value_is_refused(reports, tmp_path, 
         wrong = [[hi + 0.01, max(0.0, lo - 0.01)] if hi + 0.01 <= 1 else [1.0, 0.0]]
         if value is not None and value > 0.02:
             wrong.append([0.0, value / 2])
+        if value is not None and value < 0.98:
+            wrong.append([min(1.0, value + 0.01), 1.0])
         for ci in wrong:
             n += 1
             bad = _write(tmp_path, f"bad{n}", _set(report, full, ci))
-            _refused(*_gate(capsys, good, bad), bad)
-            _refused(*_gate(capsys, bad, good), bad)
+            for base, cur in _sides(kind, good, bad):
+                _refused(*_gate(capsys, base, cur), bad)
 
 
 @pytest.mark.parametrize("setting", sorted(SETTINGS))
