@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from relgrade._errors import InputError
+from relgrade._intervals import BCA, calibration_ci
 from relgrade.calibration import _stats as S
 from relgrade.stats import studentized_ci
 
@@ -41,10 +42,8 @@ Scores = Mapping[str, Mapping[str, float]]
 DEFAULT_SCALE = (0, 1, 2, 3)
 TARGET_HALFWIDTH = 0.05
 FEW_QUERIES = 30  # below this many queries the report calls its CIs approximate
-CI_METHOD = "studentized"  # bootstrap-t over queries, jackknife standard errors (relgrade.stats._bootstrap)
 STUDENTIZED_MAX_QUERIES = 100  # above: BCa (cost O(B Q) instead of O(B Q^2); few-cluster bias gone by then)
-CI_METHOD_CONTINUOUS = "BCa"  # Spearman, Kendall, AUC and the human ceiling: BCa, jackknife acceleration
-APPROX_NOTE = ("{nq} queries: the 95% CIs (studentized bootstrap over queries) are approximate below {few} "
+APPROX_NOTE = ("{nq} queries: the 95% CIs ({method} over queries) are approximate below {few} "
                "queries; label more queries for intervals you can lean on")
 
 # Landis & Koch (1977), "The measurement of observer agreement for categorical data", Biometrics 33:159-174.
@@ -183,6 +182,12 @@ class CalibrationReport:
     weighted: bool = False  # statistics from the inclusion-weighted confusion matrix
     extra: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def ci_method(self):
+        """The construction (:mod:`relgrade._intervals`) of the confusion-matrix statistics' CIs: studentized
+        bootstrap up to :data:`STUDENTIZED_MAX_QUERIES` queries, BCa above."""
+        return calibration_ci(self.n_queries, STUDENTIZED_MAX_QUERIES)
+
     def row_normalised(self) -> list[list[float | None]]:
         out = []
         for row in self.confusion_matrix:
@@ -226,11 +231,9 @@ class CalibrationReport:
         if self.mapping is not None:
             out["mapping"] = self.mapping.to_dict()
         out["notes"] = list(self.notes)
-        studentized = self.n_queries <= STUDENTIZED_MAX_QUERIES
         out["bootstrap"] = {"n_boot": self.n_boot, "seed": self.seed, "resamples": "queries",
-                            "interval": "studentized (bootstrap-t, leave-one-query-out jackknife standard errors)"
-                            if studentized else "BCa (leave-one-query-out jackknife acceleration)",
-                            "interval_continuous_and_human": "BCa (leave-one-query-out jackknife acceleration)",
+                            "interval": self.ci_method.described,
+                            "interval_continuous_and_human": BCA.described,
                             "approximate": self.n_queries < FEW_QUERIES}
         out["weighted"] = self.weighted
         out.update(self.extra)
@@ -479,14 +482,14 @@ def agreement(
     if nq < 2:
         notes.append("one query only: no bootstrap CI (the bootstrap resamples queries and needs at least 2)")
     elif boot_ok and nq < FEW_QUERIES:
-        notes.append(APPROX_NOTE.format(nq=nq, few=FEW_QUERIES))
+        notes.append(APPROX_NOTE.format(nq=nq, few=FEW_QUERIES, method=calibration_ci(nq, STUDENTIZED_MAX_QUERIES)))
     if pw is not None:
         notes.append("weighted by the pairs' inclusion weights: every statistic estimates the population value "
                      "(weighted confusion matrix); the confusion matrix shown holds sample counts")
     rng = np.random.default_rng(seed)
     weights_q = S.query_weights(nq, n_boot, rng) if boot_ok else None
     jack_q = jackknife_weights(nq) if boot_ok else None
-    method = CI_METHOD if nq <= STUDENTIZED_MAX_QUERIES else "BCa"
+    method = calibration_ci(nq, STUDENTIZED_MAX_QUERIES).name
 
     from sklearn.metrics import cohen_kappa_score
 
@@ -505,7 +508,7 @@ def agreement(
         """``fn`` of confusion matrices ``(..., k, k)``: the bootstrap-t interval (relgrade.stats)."""
         if weights_q is None:
             return Agreement(float(value), None, n_)
-        if method == "BCa":  # many queries: BCa is as good there and O(B Q) instead of O(B Q^2)
+        if method == BCA.name:  # many queries: BCa is as good there and O(B Q) instead of O(B Q^2)
             return _agg(value, fn(S.resample(per_query, weights_q)), n_, fn(S.resample(per_query, jack_q)))
         return Agreement(float(value), studentized_ci(fn, per_query, weights_q, bounds=bounds), n_)
 

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import click
 
+from relgrade._intervals import MEAN_CI, MEAN_CI_HELP
+from relgrade._words import plural as _count
+
 K_HELP = "Cutoff of the default metrics (repeatable; default 5 and 10). With --metric, put the cutoff in the name."
 METRIC_HELP = ("Metric to compute (repeatable or comma-separated): recall@k, precision@k, mrr, mrr@k, ndcg@k, ndcg, "
                "frac_recall@k. Default: recall, precision, ndcg at each --k, and mrr.")
@@ -29,8 +32,8 @@ def _common(f):
         click.option("--no-answer", type=click.Choice(NO_ANSWER_MODES), default=DEFAULT_NO_ANSWER, show_default=True,
                      help=NO_ANSWER_HELP),
         click.option("--n-boot", type=int, default=DEFAULT_N_BOOT, show_default=True,
-                     help="Bootstrap resamples (>= 1) of the commands that bootstrap; evaluate's and compare's 95% CIs "
-                          "are Student t intervals (relgrade.stats) and do not depend on it."),
+                     help=f"Bootstrap resamples (>= 1) of the commands that bootstrap; evaluate's and compare's 95% CIs "
+                          f"are {MEAN_CI} intervals and do not depend on it."),
         click.option("--seed", type=int, default=0, show_default=True, help="Seed of the randomisation test."),
     ]
     for option in reversed(options):
@@ -38,7 +41,9 @@ def _common(f):
     return f
 
 
-@click.command()
+@click.command(help="Score a run against qrels or a golden set: recall@k, precision@k, MRR, nDCG@k with 95% CIs.\n\n"
+               f"{MEAN_CI_HELP}. On a hybrid label set (relgrade hybrid) it also prints where the top-k labels "
+               "came from and the judge's calibration verdict recorded with them.")
 @click.option("--run", "run_path", required=True, help="Run file: TREC run or RAG JSONL.")
 @click.option("--qrels", "qrels_path", required=True,
               help="Labels: TREC qrels, CSV/JSONL qrels, a golden set JSONL, or a hybrid label set (relgrade hybrid).")
@@ -46,7 +51,6 @@ def _common(f):
 @click.option("--json", "json_out", help="Write the full report (aggregate, per_query, failures, leaks) as JSON here.")
 @click.option("--show-failures", type=int, default=5, show_default=True, help="How many failed queries to print.")
 def evaluate(run_path, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, show_failures):
-    """Score a run against qrels or a golden set: recall@k, precision@k, MRR, nDCG@k with 95% CIs."""
     from relgrade.metrics import evaluate as run_evaluate
 
     from relgrade.metrics import parse_metrics
@@ -100,10 +104,6 @@ def _provenance(hybrid, qrels, run, report) -> dict:
     }
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def _print_notes(report, show_failures: int) -> None:
     if report.missing_queries:
         click.echo(f"{_count(len(report.missing_queries), 'query', 'queries')} missing from the run scored 0: "
@@ -141,14 +141,14 @@ def _write_json(path: str, data) -> None:
         raise InputError(f"cannot write ({exc.strerror}); choose another --json path", path=path) from None
 
 
-@click.command()
+@click.command(help="Compare two runs per metric: difference, 95% CI and paired randomisation p-value.\n\n"
+               f"{MEAN_CI_HELP}; here of the per-query differences, on [-1, 1].")
 @click.option("--run-a", "run_a", required=True, help="Baseline run.")
 @click.option("--run-b", "run_b", required=True, help="Candidate run.")
 @click.option("--qrels", "qrels_path", required=True, help="Labels both runs are scored against.")
 @_common
 @click.option("--json", "json_out", help="Write the comparison as JSON here.")
 def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out):
-    """Compare two runs per metric: difference, 95% t CI and paired randomisation p-value."""
     from relgrade.io import read_qrels, read_run
     from relgrade.metrics import compare as run_compare
     from relgrade.metrics import evaluate as run_evaluate

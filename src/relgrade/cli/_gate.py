@@ -8,25 +8,23 @@ from __future__ import annotations
 import click
 
 from relgrade._gate import DEFAULT_MAX_DROP
+from relgrade._intervals import MEAN_CI, PPI
 
 
-@click.command()
+@click.command(help="Fail (exit 1) when a metric drops by more than --max-drop, or the current run leaks a forbidden "
+               "doc.\n\nWith --beyond-ci a metric fails only when even the upper end of the current report's 95% "
+               f"interval is more than --max-drop below the baseline's value ('relgrade estimate --json' reports carry "
+               f"the {PPI.name} interval, 'relgrade evaluate --json' reports the {MEAN_CI} one). Both reports must be "
+               "computed alike (same labels, queries, --rel-threshold and --no-answer), else exit 2.")
 @click.option("--baseline", required=True, help="Report JSON of the baseline (relgrade evaluate --json or estimate --json).")
 @click.option("--current", required=True, help="Report JSON of the change under test.")
 @click.option("--metric", "metrics", multiple=True, help="Metric to gate on (repeatable). Default: recall@5, the guide's gate.")
 @click.option("--max-drop", type=float, default=DEFAULT_MAX_DROP, show_default=True,
               help="Largest allowed absolute drop, a finite number >= 0 (0.02 = 2 points of recall@5).")
 @click.option("--beyond-ci", is_flag=True, default=False,
-              help="Fail only when the drop exceeds --max-drop beyond the current report's 95% interval (the PPI "
+              help=f"Fail only when the drop exceeds --max-drop beyond the current report's 95% interval (the {PPI.name} "
                    "interval of 'relgrade estimate --json'): baseline - max_drop > upper bound of current's CI.")
 def gate(baseline, current, metrics, max_drop, beyond_ci):
-    """Fail (exit 1) when a metric drops by more than --max-drop, or the current run leaks a forbidden doc.
-
-    With --beyond-ci a metric fails only when even the upper end of the current report's 95% interval
-    is more than --max-drop below the baseline's value (estimates from 'relgrade estimate --json' use
-    the PPI++ interval, 'relgrade evaluate --json' reports the bootstrap one). Both reports must be
-    computed alike (same labels, queries, --rel-threshold and --no-answer), else exit 2.
-    """
     from relgrade._gate import gate as run_gate
 
     result = run_gate(baseline, current, metrics=list(metrics) or None, max_drop=max_drop, beyond_ci=beyond_ci)

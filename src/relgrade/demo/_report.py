@@ -14,6 +14,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from relgrade._intervals import MEAN_CI, PLUS_TWO, STUDENT_T
+from relgrade._words import plural as _plural
+
 METRICS = ("recall@5", "recall@10", "mrr", "ndcg@5", "ndcg@10", "precision@5")
 MAX_DISAGREEMENTS = 40
 UNRELIABLE_BANDS = ("undefined", "poor", "slight", "fair")  # verdicts that say "do not use judge labels (alone)"
@@ -45,10 +48,6 @@ def _bar(value: float, lo: float | None, hi: float | None, width: int = 160) -> 
     return "".join(parts)
 
 
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def judge_unreliable(calibration) -> bool:
     """True when the verdict says not to use the judge's labels (alone): κ band poor/slight/fair or undefined."""
     return calibration.verdict.band in UNRELIABLE_BANDS
@@ -72,8 +71,9 @@ def _metrics_table(evals: dict[str, dict]) -> str:
     n_q = {n: evals[n]["n_queries"] for n in names}
     return (f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
             "<p class='small'>Against the golden set's expected documents. Mean over the queries that have a "
-            f"relevant document ({', '.join(f'{escape(n)}: {q}' for n, q in n_q.items())}); the 95% CI is a "
-            "bootstrap over queries, drawn as the light bar around the dot on a 0–1 axis.</p>")
+            f"relevant document ({', '.join(f'{escape(n)}: {q}' for n, q in n_q.items())}); the 95% CI is "
+            f"{escape(STUDENT_T.name)} over queries ({escape(STUDENT_T.definition)}), {escape(PLUS_TWO.name)} for a "
+            "0/1 metric such as recall@k, drawn as the light bar around the dot on a 0–1 axis.</p>")
 
 
 def _ppi_table(estimates: dict[str, Any], calibration) -> str:
@@ -100,7 +100,8 @@ def _ppi_table(estimates: dict[str, Any], calibration) -> str:
                   f"difference on the {len(n_labeled)} human-labeled queries (Angelopoulos et al. 2023, power-tuned). "
                   "Valid only if the labeled queries are a random sample; the interval is honest even for a bad "
                   "judge (it then stays as wide as the human-only one)."),
-        ("human only", "the mean over the human-labeled queries alone, with its classical 95% interval."),
+        ("human only", "the mean over the human-labeled queries alone, with its 95% interval "
+                       f"({escape(MEAN_CI)})."),
         ("judge only", "the mean if the judge's grades were taken as truth on every query: no interval, and "
                        "biased by whatever the judge gets wrong."),
     ]

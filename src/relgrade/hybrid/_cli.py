@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from relgrade._errors import InputError
+from relgrade._intervals import MEAN_CI, PERCENTILE, PPI
 from relgrade.cli._evaluate import K_HELP, METRIC_HELP
 from relgrade.metrics._measures import DEFAULT_RANK_METRIC
 from relgrade.metrics._settings import DEFAULT_N_BOOT, DEFAULT_NO_ANSWER, NO_ANSWER_HELP, NO_ANSWER_MODES
@@ -190,7 +191,8 @@ def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, sh
 @click.option("--no-answer", type=click.Choice(NO_ANSWER_MODES), default=DEFAULT_NO_ANSWER, show_default=True,
               help=NO_ANSWER_HELP)
 @click.option("--mapping", "mapping_path", default=None, help=MAPPING_HELP)
-@click.option("--n-boot", type=int, default=DEFAULT_N_BOOT, show_default=True, help="Bootstrap resamples for the Kendall tau CIs (>= 1); the pairwise differences use t intervals.")
+@click.option("--n-boot", type=int, default=DEFAULT_N_BOOT, show_default=True, help=f"Bootstrap resamples for the Kendall tau CIs ({PERCENTILE.name}, >= 1); the pairwise "
+              f"differences use {MEAN_CI} (human, judge) and {PPI.name} intervals.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and the permutations.")
 @click.option("--json", "json_out", metavar="OUT", help="Write rankings, taus and pairs as JSON here.")
 def rank_systems(run_paths, human_path, judge_path, metrics, rel_threshold, no_answer, mapping_path, n_boot, seed,

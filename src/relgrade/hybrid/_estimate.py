@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from relgrade._errors import InputError
+from relgrade._intervals import CONSTRUCTIONS, PLUS_TWO, PPI, PPI_RATIO, STUDENT_T, mean_ci
 from relgrade.io import Qrels, Run
 from relgrade.metrics import Metric, compute, join, parse_metrics
 from relgrade.metrics._evaluate import find_leaks, no_shared_queries
@@ -66,6 +67,8 @@ class MetricEstimate:
     effective_n: float | None  # labeled queries the human-only interval would need to be as narrow
     labels_per_query: float  # human labels per labeled query (to express effective_n in labels)
     note: str | None = None
+    ppi_interval: str = PPI.name  # the constructions' names (relgrade._intervals)
+    human_interval: str = STUDENT_T.name
 
     @property
     def width_ratio(self) -> float | None:
@@ -79,13 +82,10 @@ class MetricEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "ppi": {"value": self.ppi, "ci95": list(self.ppi_ci95),
-                    "method": "PPI++ (power-tuned lam as ppi-python), Student t n-1 df, "
-                    "variance floor when the labeled sample shows no variation, plus-two for a 0/1 metric "
-                    "(relgrade.hybrid._ppi)"},
+            "ppi": {"value": self.ppi, "ci95": list(self.ppi_ci95), "interval": self.ppi_interval,
+                    "method": "; ".join(c.described for c in CONSTRUCTIONS if c.name in (PPI.name, self.ppi_interval))},
             "human_only": {"value": self.human_only, "ci95": list(self.human_ci95), "n_queries": self.n_labeled,
-                           "method": "Student t n-1 df, variance floor for a constant sample, plus-two for a 0/1 metric "
-                                     "(relgrade.stats._means)"},
+                           "interval": self.human_interval, "method": mean_ci(self.human_interval == PLUS_TWO.name).described},
             "judge_only": {"value": self.judge_only, "n_queries": self.n_queries},
             "width_ratio": self.width_ratio,
             "effective_human_queries": self.effective_n,
@@ -119,6 +119,7 @@ class EstimateReport:
         }
 
     def table(self) -> str:
+        from relgrade._words import plural
         from relgrade.metrics._evaluate import text_table
 
         n, N = len(self.labeled), len(self.labeled) + len(self.unlabeled)
@@ -132,7 +133,10 @@ class EstimateReport:
             worth = "n/a" if e.effective_n is None else f"{e.effective_n:.0f} queries (x{e.effective_n / n:.2f})"
             rows.append((name, f"{e.ppi:.4f}", f"[{e.ppi_ci95[0]:.4f}, {e.ppi_ci95[1]:.4f}]", f"{e.human_only:.4f}",
                          f"[{e.human_ci95[0]:.4f}, {e.human_ci95[1]:.4f}]", f"{e.judge_only:.4f}", ratio, worth))
-        return "\n".join([f"{n} human-labeled queries of {N}; 95% intervals{scope}", text_table(head, rows, "<><><>><"),
+        kinds = ", ".join(dict.fromkeys(e.ppi_interval for e in self.estimates.values()))
+        humans = ", ".join(dict.fromkeys(e.human_interval for e in self.estimates.values()))
+        return "\n".join([f"{plural(n, 'human-labeled query', 'human-labeled queries')} of {N}; 95% intervals{scope} "
+                          f"({kinds}; human-only: {humans})", text_table(head, rows, "<><><>><"),
                           "width = PPI width / human-only width; judge worth = n * width^-2 labeled queries "
                           "(the labeled queries the human-only interval would need to be as narrow; n/a when a "
                           "variance was floored)"])
@@ -352,9 +356,12 @@ def estimate(
         # every metric lies in [0, 1]: intersecting an interval with the parameter space keeps its coverage
         lo, hi, hlo, hhi = (min(1.0, max(0.0, v)) for v in (lo, hi, hlo, hhi))
         lo, hi = min(lo, value), max(hi, value)
+        human_y = Y[A > 0, j] if no_answer == "exclude" else Y[:, j]
         out[metric.name] = MetricEstimate(metric.name, value, (lo, hi), float(classical.value[j]),
                                           (hlo, hhi), n, float(judge_only[j]), len(population), eff,
-                                          labels_per_query, note)
+                                          labels_per_query, note,
+                                          PPI_RATIO.name if no_answer == "exclude" else PPI.name,
+                                          mean_ci(bool(at_bounds(human_y, 0.0, 1.0)[0])).name)
     per_query = {
         "human": {q: {m.name: float(Y[i, j]) for j, m in enumerate(chosen)} for i, q in enumerate(labeled)},
         "judge": {q: {m.name: float(J[i, j]) for j, m in enumerate(chosen)} for i, q in enumerate(population)},

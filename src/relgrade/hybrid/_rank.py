@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from relgrade._errors import InputError
+from relgrade._intervals import PERCENTILE, PPI, PPI_RATIO
 from relgrade.io import Run
 from relgrade.metrics import Metric, paired_difference, parse_metric
 from relgrade.metrics._evaluate import no_shared_queries
@@ -84,7 +85,7 @@ class TauResult:
                 "interval": TAU_CI_NOTE}
 
 
-TAU_CI_NOTE = ("descriptive: percentile bootstrap over queries; tau is a step function of the means and, with close "
+TAU_CI_NOTE = (f"descriptive: {PERCENTILE.name} over queries; tau is a step function of the means and, with close "
                "systems, misses a true tau of 1 in about half of the draws at 15 labeled queries "
                "(benchmarks/tau_ci_coverage.py); decide on the pairwise differences")
 
@@ -236,10 +237,13 @@ def rank_systems(
               if exclude else ppi_means(D, Dhat[:n], Dhat[n:], lower=-1.0, upper=1.0))  # a difference of [0, 1] metrics
         p = float(ppi_pvalues(D, Dhat[:n], Dhat[n:], lower=-1.0, upper=1.0)[0])  # as the interval dp (zero rule)
         by = {
-            "human": SourceDifference(dh.diff, dh.ci95, dh.p_value, "paired randomisation (labeled queries)"),
-            "judge": SourceDifference(dj.diff, dj.ci95, dj.p_value, "paired randomisation (all queries)"),
+            "human": SourceDifference(dh.diff, dh.ci95, dh.p_value,
+                                      f"{dh.interval} interval; p-value: paired randomisation (labeled queries)"),
+            "judge": SourceDifference(dj.diff, dj.ci95, dj.p_value,
+                                      f"{dj.interval} interval; p-value: paired randomisation (all queries)"),
             "ppi": SourceDifference(float(dp.value[0]), (float(dp.lo[0]), float(dp.hi[0])), p,
-                                   "PPI++ (t interval; p-value: ppi-python z-test)"),
+                                    f"{(PPI_RATIO if exclude else PPI).name} interval; p-value: the {PPI.name} "
+                                    "t test of the mean difference"),
         }
         flips = tuple(f"{x} vs {y}" for x, y in source_pairs if _sign(by[x].diff) * _sign(by[y].diff) < 0)
         pairs.append(PairResult(names[i], names[j], by, flips))
