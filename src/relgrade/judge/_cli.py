@@ -22,6 +22,23 @@ _LOCAL_NOTE = ("note: {model} is the embedded plumbing default, with near-zero a
                "calibrate it (relgrade calibrate) like any judge, or name a real model with --model")
 
 
+def judged_line(result) -> str:
+    """What happened to the pairs and where their answers came from, one wording for ``judge`` and ``demo``:
+    ``329 judged, 0 unjudged, 0 failed: 322 paid for now, 7 duplicates (...)``; a duplicate (the same query and
+    chunk text as another doc id, judged once) is explained where it is counted."""
+    from relgrade._words import plural
+
+    c = result.counts()
+    line = f"{c['judged']} judged, {c['unjudged']} unjudged, {c['failed']} failed"
+    if c["remaining"]:
+        line += f", {c['remaining']} not done"
+    sources = [f"{c['paid']} paid for now" if c["paid"] else "", f"{c['stored']} from the store" if c["stored"] else "",
+               f"{plural(c['duplicates'], 'duplicate')} (the same query and chunk text as another doc id: judged "
+               "once, the grade shared)" if c["duplicates"] else ""]
+    sources = [x for x in sources if x]
+    return line + (f": {', '.join(sources)}" if sources else "")
+
+
 def details_path(out: str | Path) -> Path:
     """Where the details JSONL goes: ``OUT.details.jsonl`` beside ``--out``."""
     return Path(f"{out}.details.jsonl")
@@ -199,9 +216,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     _write_outputs(result, out)
     counts = result.counts()
     cost = f"${result.cost_usd:.4f}" + (f" (+{result.cost_unknown} calls of unknown price)" if result.cost_unknown else "")
-    click.echo(f"judged {counts['pairs']} pairs with {result.model} (prompt {result.prompt_hash}): "
-               f"{counts['judged']} judged ({counts['cached']} paid nothing: stored or duplicate), "
-               f"{counts['unjudged']} unjudged, {counts['failed']} failed, {counts['remaining']} not done; "
+    click.echo(f"judged {counts['pairs']} pairs with {result.model} (prompt {result.prompt_hash}): {judged_line(result)}; "
                f"{result.n_calls} calls, {cost} this run" + (" (batch prices)" if use_batch else ""))
     n_labels = sum(len(v) for v in result.qrels().values())
     conflicts = result.conflicts()

@@ -19,6 +19,7 @@ from relgrade.judge._engine import (
     Engine, Unit, aggregate, check_grades, fan_out, is_done, load_records, make_units, unit_done,
 )
 from relgrade.judge._pool import Pair
+from relgrade.judge._preflight import PROBE_TIMEOUT, apreflight
 from relgrade.judge._prompt import Prompt, load_prompt
 from relgrade.judge._results import DryRun, JudgeResult, Judgment, in_pairs_order
 from relgrade.judge._store import JudgmentStore, new_owner, open_store
@@ -108,6 +109,9 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
                 engine._progress(unit)
             else:
                 todo.append(unit)
+        if todo:  # before the first paid call: a key, a server that answers, a known model (issue 25)
+            await apreflight(model, transport=config.transport, api_base=api_base, api_key=api_key,
+                             api_key_env=api_key_env, timeout=min(PROBE_TIMEOUT, config.timeout))
         remaining: list[Unit] = []
         queue = iter(todo)
         waiting: deque[Unit] = deque()  # units another process holds a claim on: poll for their answers
