@@ -33,6 +33,7 @@ import numpy as np
 
 from relgrade._errors import InputError
 from relgrade._intervals import BCA, calibration_ci
+from relgrade._verdict import ACTIONS
 from relgrade.calibration import _stats as S
 from relgrade.stats import studentized_ci
 
@@ -55,14 +56,6 @@ BANDS = (
     (0.80, "substantial"),
     (1.0, "almost perfect"),
 )
-ACTIONS = {
-    "poor": "do not use judge labels",
-    "slight": "do not use judge labels",
-    "fair": "do not use judge labels alone",
-    "moderate": "use judge labels only together with human labels (hybrid / prediction-powered estimates)",
-    "substantial": "judge labels can rank systems; keep auditing a human sample",
-    "almost perfect": "judge labels can stand in for human labels; keep a periodic human audit",
-}
 LOCAL_NOTE = (
     "the judge is the embedded local model ({model}): a plumbing default with near-zero agreement, "
     "unreliable for decisions; use a stronger judge model for real labels"

@@ -93,6 +93,7 @@ def _provenance(hybrid, qrels, run, report) -> dict:
 
     cov = coverage(qrels, run, hybrid.sources(), report.settings["metrics"], topics=list(report.per_query))
     click.echo(f"labels: {hybrid.summary()}")
+    _say_judge(hybrid.judge())
     click.echo(coverage_table(cov))
     for s in hybrid.stale[:5]:
         click.echo(f"  stale: {s.label.query_id} / {s.label.doc_id} ({s.label.source}): {s.reason}")
@@ -101,7 +102,17 @@ def _provenance(hybrid, qrels, run, report) -> dict:
         "coverage_per_query": {name: {q: dict(v) for q, v in c.per_query.items()} for name, c in cov.items()},
         "labels": hybrid.counts(),
         "stale": [s.to_dict() for s in hybrid.stale],
+        "judge": hybrid.judge(),
     }
+
+
+def _say_judge(block) -> None:
+    """Print what the judge's calibration says, when the labels hold judge grades (relgrade._verdict)."""
+    from relgrade._verdict import describe
+
+    line = describe(block)
+    if line:
+        click.echo(line)
 
 
 def _print_notes(report, show_failures: int) -> None:
@@ -159,6 +170,9 @@ def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_b
     chosen = parse_metrics(metrics, ks)
     check_n_boot(n_boot)
     qrels = read_qrels(qrels_path)
+    from relgrade.hybrid import is_hybrid, read_hybrid
+
+    judge = read_hybrid(qrels_path).judge() if is_hybrid(qrels_path) else None
     reports = [
         run_evaluate(qrels, read_run(path), chosen, rel_threshold=rel_threshold,
                      no_answer=no_answer, n_boot=n_boot, seed=seed)
@@ -166,7 +180,8 @@ def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_b
     ]
     result = run_compare(*reports, n_boot=n_boot, seed=seed)
     click.echo(f"A = {run_a}\nB = {run_b}")
+    _say_judge(judge)
     click.echo(result.table())
     if json_out:
-        _write_json(json_out, result.to_dict())
+        _write_json(json_out, {**result.to_dict(), "judge": judge})
         click.echo(f"wrote {json_out}")

@@ -15,7 +15,9 @@ from relgrade._intervals import MEAN_CI, PPI
                "doc.\n\nWith --beyond-ci a metric fails only when even the upper end of the current report's 95% "
                f"interval is more than --max-drop below the baseline's value ('relgrade estimate --json' reports carry "
                f"the {PPI.name} interval, 'relgrade evaluate --json' reports the {MEAN_CI} one). Both reports must be "
-               "computed alike (same labels, queries, --rel-threshold and --no-answer), else exit 2.")
+               "computed alike (same labels, queries, --rel-threshold and --no-answer), else exit 2. A report that "
+               "rests on judge labels prints the judge's calibration verdict (or 'judge not calibrated'); a verdict "
+               "that says not to use them fails the gate unless --accept-judge.")
 @click.option("--baseline", required=True, help="Report JSON of the baseline (relgrade evaluate --json or estimate --json).")
 @click.option("--current", required=True, help="Report JSON of the change under test.")
 @click.option("--metric", "metrics", multiple=True, help="Metric to gate on (repeatable). Default: recall@5, the guide's gate.")
@@ -24,9 +26,24 @@ from relgrade._intervals import MEAN_CI, PPI
 @click.option("--beyond-ci", is_flag=True, default=False,
               help=f"Fail only when the drop exceeds --max-drop beyond the current report's 95% interval (the {PPI.name} "
                    "interval of 'relgrade estimate --json'): baseline - max_drop > upper bound of current's CI.")
-def gate(baseline, current, metrics, max_drop, beyond_ci):
+@click.option("--no-tenants", is_flag=True, default=False,
+              help="The runs serve no tenants (no document is forbidden to anyone): a report without leak information "
+                   "('relgrade estimate' without --forbidden) passes the leak check instead of failing it. Recorded in "
+                   "the JSON; leaks a report does list still fail.")
+@click.option("--accept-judge", is_flag=True, default=False,
+              help="Gate even when a report rests on judge labels whose calibration says not to use them (by default "
+                   "that fails, exit 1). Recorded in the JSON.")
+@click.option("--json", "json_out", metavar="OUT", help="Write the gate's result (rows, leaks, reasons, the judge's "
+              "calibration behind each report, --accept-judge, --no-tenants) as JSON here.")
+def gate(baseline, current, metrics, max_drop, beyond_ci, no_tenants, accept_judge, json_out):
     from relgrade._gate import gate as run_gate
 
-    result = run_gate(baseline, current, metrics=list(metrics) or None, max_drop=max_drop, beyond_ci=beyond_ci)
+    result = run_gate(baseline, current, metrics=list(metrics) or None, max_drop=max_drop, beyond_ci=beyond_ci,
+                      accept_judge=accept_judge, no_tenants=no_tenants)
     click.echo(result.table())
+    if json_out:
+        from relgrade.cli._evaluate import _write_json
+
+        _write_json(json_out, result.to_dict())
+        click.echo(f"wrote {json_out}")
     return result.exit_code

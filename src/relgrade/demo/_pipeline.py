@@ -154,7 +154,8 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
         for run in runs.values():
             texts.update(run.texts)
         human_qrels = read_qrels(human_path)
-        hybrid = merge_labels(read_human_labels(human_path), judge_in.labels, texts=texts)
+        verdict = judge_mapping.verdict(judge_in.model)  # the judge's calibration travels with its labels
+        hybrid = merge_labels(read_human_labels(human_path), judge_in.labels, texts=texts, calibration=verdict)
         write_hybrid(hybrid, out / "hybrid.jsonl")
         judge_qrels: dict[str, dict[str, int]] = {}
         for lab in judge_in.labels:
@@ -168,8 +169,10 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
         with _step(say, f"evaluate {name} against the golden set and with hybrid labels; PPI estimates"):
             evaluations[name] = evaluate(golden, run, metrics)
             _write_json(out / f"eval_{name}.json", evaluations[name].to_dict())
-            _write_json(out / f"eval_{name}_hybrid.json", evaluate(hybrid.to_qrels(), run, metrics).to_dict())
-            estimates[name] = estimate(run, human_qrels, judge_qrels, metrics, forbidden=golden, crossfit=crossfit)
+            _write_json(out / f"eval_{name}_hybrid.json", {**evaluate(hybrid.to_qrels(), run, metrics).to_dict(),
+                                                           "judge": hybrid.judge()})
+            estimates[name] = estimate(run, human_qrels, judge_qrels, metrics, forbidden=golden, crossfit=crossfit,
+                                       calibration=verdict)
             _write_json(out / f"estimate_{name}.json", estimates[name].to_dict())
 
     gate_result = gate(evaluations[baseline], evaluations[candidate], metrics=[GATE_METRIC], max_drop=GATE_MAX_DROP,

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._intervals import MEAN_CI, PLUS_TWO, STUDENT_T
+from relgrade._verdict import DO_NOT_USE, NOT_ALONE
 from relgrade._words import plural as _plural
 
 METRICS = ("recall@5", "recall@10", "mrr", "ndcg@5", "ndcg@10", "precision@5")
 MAX_DISAGREEMENTS = 40
-UNRELIABLE_BANDS = ("undefined", "poor", "slight", "fair")  # verdicts that say "do not use judge labels (alone)"
+UNRELIABLE_BANDS = DO_NOT_USE + NOT_ALONE  # verdicts that say "do not use judge labels (alone)"
 
 CSS_EXTRA = """
 .hero{display:flex;gap:1rem;flex-wrap:wrap;margin:1rem 0}

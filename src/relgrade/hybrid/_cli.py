@@ -15,8 +15,9 @@ from relgrade.metrics._settings import DEFAULT_N_BOOT, DEFAULT_NO_ANSWER, NO_ANS
 
 HUMAN_HELP = "Human labels: TREC qrels, or CSV/JSONL query_id,doc_id,grade[,annotator,time,text] (relgrade label export)."
 JUDGE_HELP = "Judge labels: the OUT.details.jsonl of 'relgrade judge', or plain qrels."
-MAPPING_HELP = ("Judge-to-human grade mapping: the JSON of 'relgrade calibrate --json' or "
-                "{\"adopted\": true, \"table\": {\"0\": 0, ...}}; applied only when adopted.")
+MAPPING_HELP = ("The judge's calibration: the JSON of 'relgrade calibrate --json' (its verdict then travels with the "
+                "labels and reports; its grade mapping is applied when calibration adopted it), or a bare mapping "
+                "{\"adopted\": true, \"table\": {\"0\": 0, ...}} (the judge then counts as not calibrated).")
 
 
 def _write_json(path: str, data) -> None:
@@ -56,12 +57,22 @@ def _as_dict(labels) -> dict[str, dict[str, int]]:
     return out
 
 
-def _mapping_note(judge, mapping) -> None:
+def _mapping_note(judge, mapping, *, n_judge: int | None = None):
+    """Print how the judge's grades were taken and what its calibration says (for ``n_judge`` judge labels in use,
+    default all of them); return its verdict (or None)."""
+    from relgrade._verdict import describe, judge_block
+    from relgrade._words import plural
+
     if judge.n_unjudged:
-        click.echo(f"{judge.n_unjudged} judge pair(s) without a grade (null) left unlabeled")
+        click.echo(f"{plural(judge.n_unjudged, 'judge pair')} without a grade (null) left unlabeled")
     if mapping is not None:
         click.echo("judge grades mapped with the calibrated mapping" if mapping.adopted
                    else "mapping not adopted by calibration: judge grades used as they are")
+    verdict = None if mapping is None else mapping.verdict(judge.model)
+    line = describe(judge_block(len(judge.labels) if n_judge is None else n_judge, verdict))
+    if line:
+        click.echo(line)
+    return verdict
 
 
 @click.command()
@@ -97,9 +108,9 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, no_an
 
     crossfit, reuse = crossfit_for_ppi(jin, human, mapping)
     run = read_run(run_path)
+    verdict = _mapping_note(jin, mapping)
     report = run_estimate(run, human, judge, chosen, rel_threshold=rel_threshold, no_answer=no_answer, alpha=alpha,
-                          forbidden=forbidden, crossfit=crossfit)
-    _mapping_note(jin, mapping)
+                          forbidden=forbidden, crossfit=crossfit, calibration=verdict)
     if reuse:
         click.echo(f"note: {reuse}")
     click.echo(f"run {run_path}")
@@ -167,9 +178,11 @@ def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, sh
             texts.update(read_run(path).texts)
         if not texts:
             raise InputError("the --run files hold no chunk texts; pass --corpus or a RAG JSONL run with texts")
-    merged = merge_labels(human, jin.labels if jin else (), texts=texts, missing_is_stale=missing_is_stale, source=out)
+    verdict = None if mapping is None or jin is None else mapping.verdict(jin.model)
+    merged = merge_labels(human, jin.labels if jin else (), texts=texts, missing_is_stale=missing_is_stale, source=out,
+                          calibration=verdict)
     if jin is not None:
-        _mapping_note(jin, mapping)
+        _mapping_note(jin, mapping, n_judge=merged.counts()["judge"])
     if texts is None:
         click.echo("no --corpus or --run: labels are not checked for staleness")
     write_hybrid(merged, out)
@@ -177,8 +190,11 @@ def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, sh
     for s in merged.stale[:show_stale]:
         who = s.label.annotator or s.label.model or s.label.source
         click.echo(f"  stale: {s.label.query_id} / {s.label.doc_id} ({s.label.source} {who}): {s.reason}")
-    stale_note = f" and {len(merged.stale)} stale labels to {out}.stale.jsonl" if merged.stale else ""
-    click.echo(f"wrote {out}{stale_note}")
+    from relgrade.hybrid import calibration_path_for, stale_path_for
+
+    sides = [f"{len(merged.stale)} stale labels to {stale_path_for(out)}"] if merged.stale else []
+    sides += [f"the judge's calibration to {calibration_path_for(out)}"] if verdict is not None else []
+    click.echo(f"wrote {out}" + (f" and {' and '.join(sides)}" if sides else ""))
 
 
 @click.command()
@@ -218,11 +234,14 @@ def rank_systems(run_paths, human_path, judge_path, metrics, rel_threshold, no_a
         if name in runs:
             raise InputError(f"--run {path} is given twice", path=path)
         runs[name] = read_run(path, name=name)
-    _mapping_note(jin, mapping)
+    verdict = _mapping_note(jin, mapping)
     results = [run_rank(runs, human, judge, m, rel_threshold=rel_threshold, no_answer=no_answer, n_boot=n_boot,
                         seed=seed) for m in chosen]
     for r in results:
         click.echo(r.table())
     if json_out:
-        _write_json(json_out, {"metrics": {r.metric: r.to_dict() for r in results}})
+        from relgrade._verdict import judge_block
+
+        _write_json(json_out, {"metrics": {r.metric: r.to_dict() for r in results},
+                               "judge": judge_block(len(jin.labels), verdict)})
         click.echo(f"wrote {json_out}")

@@ -41,6 +41,7 @@ import numpy as np
 
 from relgrade._errors import InputError
 from relgrade._intervals import CONSTRUCTIONS, PLUS_TWO, PPI, PPI_RATIO, STUDENT_T, mean_ci
+from relgrade._verdict import judge_block
 from relgrade.io import Qrels, Run
 from relgrade.metrics import Metric, compute, join, parse_metrics
 from relgrade.metrics._evaluate import find_leaks, no_shared_queries
@@ -107,6 +108,7 @@ class EstimateReport:
     per_query: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     leaks: tuple[dict[str, Any], ...] | None = None  # None: no forbidden documents were given
+    judge: dict[str, Any] | None = None  # judge labels and the judge's calibration (relgrade._verdict.judge_block)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -115,7 +117,7 @@ class EstimateReport:
             "labeled_queries": list(self.labeled),
             "coverage": {"human_on_labeled": self.human_coverage, "judge_on_all": self.judge_coverage},
             "leaks": None if self.leaks is None else [dict(x) for x in self.leaks],
-            "notes": list(self.notes), "per_query": self.per_query, "settings": self.settings,
+            "notes": list(self.notes), "per_query": self.per_query, "settings": self.settings, "judge": self.judge,
         }
 
     def table(self) -> str:
@@ -258,6 +260,7 @@ def estimate(
     crossfit: Any = None,
     forbidden: Qrels | Mapping[str, Sequence[str]] | None = None,
     leak_k: int | None = None,
+    calibration: Any = None,
 ) -> EstimateReport:
     """PPI++ estimate, human-only and judge-only values of each metric (default: as ``evaluate``).
 
@@ -272,6 +275,9 @@ def estimate(
     mapping fitted on these human labels. The judge values of a labeled query then come from its
     out-of-fold mapped grades, those of the other queries are averaged over the fold mappings
     (cross-prediction, Zrnic & Candès 2024); ``judge`` gives the query lists and coverage.
+
+    ``calibration`` (a :class:`relgrade._verdict.JudgeVerdict`, from ``relgrade calibrate``): recorded in the
+    report's ``judge`` block, so that ``relgrade gate`` knows what the judge is worth (None: not calibrated).
     """
     check_no_answer(no_answer)
     rel_threshold = check_rel_threshold(rel_threshold)
@@ -383,4 +389,5 @@ def estimate(
         "run": run.name, "human": human_q.source, "judge": judge_q.source,
     }
     return EstimateReport(out, labeled, unlabeled, {n_: c.human for n_, c in hum_cov.items()},
-                          {n_: c.judge for n_, c in jud_cov.items()}, tuple(notes), per_query, settings, leaks)
+                          {n_: c.judge for n_, c in jud_cov.items()}, tuple(notes), per_query, settings, leaks,
+                          judge_block(sum(map(len, judge_q.labels.values())), calibration))
