@@ -34,6 +34,7 @@ import numpy as np
 from relgrade._errors import InputError
 from relgrade._intervals import BCA, calibration_ci
 from relgrade._verdict import ACTIONS
+from relgrade._words import plural
 from relgrade.calibration import _stats as S
 from relgrade.stats import studentized_ci
 
@@ -259,7 +260,7 @@ def check_labels_in_scale(labels: Labels, scale: Sequence[int], *, what: str) ->
     if bad:
         q, d, g = bad[0]
         raise InputError(
-            f"{what}: {len(bad)} label(s) outside the scale {list(scale)}, e.g. query {q!r} doc {d!r} grade {g}; "
+            f"{what}: {plural(len(bad), 'label')} outside the scale {list(scale)}, e.g. query {q!r} doc {d!r} grade {g}; "
             "fix the labels or declare the scale with --scale"
         )
 
@@ -604,7 +605,7 @@ def _continuous(pairs: Pairs, h_grades: np.ndarray, threshold: int, k: int, weig
     notes = []
     have = np.isfinite(pairs.score)
     if not have.all():
-        notes.append(f"continuous score missing for {int((~have).sum())} pair(s); Spearman/Kendall/AUC use the rest")
+        notes.append(f"continuous score missing for {plural(int((~have).sum()), 'pair')}; Spearman/Kendall/AUC use the rest")
     x, y, yi, grp = pairs.score[have], h_grades[have], pairs.human[have], pairs.group[have]
     w_pair = None if pw is None else pw[have]
     m = len(x)

@@ -42,6 +42,7 @@ import numpy as np
 from relgrade._errors import InputError
 from relgrade._intervals import CONSTRUCTIONS, PLUS_TWO, PPI, PPI_RATIO, STUDENT_T, mean_ci
 from relgrade._verdict import judge_block
+from relgrade._words import plural
 from relgrade.io import Qrels, Run
 from relgrade.metrics import Metric, compute, join, parse_metrics
 from relgrade.metrics._evaluate import find_leaks, no_shared_queries
@@ -121,7 +122,6 @@ class EstimateReport:
         }
 
     def table(self) -> str:
-        from relgrade._words import plural
         from relgrade.metrics._evaluate import text_table
 
         n, N = len(self.labeled), len(self.labeled) + len(self.unlabeled)
@@ -322,7 +322,8 @@ def estimate(
         judged = Ahat > 0
         judge_only = J[judged].mean(axis=0) if judged.any() else np.zeros(len(chosen))
         if n - int(answered.sum()):
-            notes.append(f"{n - int(answered.sum())} human-labeled queries have no relevant document: kept out of "
+            notes.append(f"{plural(n - int(answered.sum()), 'human-labeled query has', 'human-labeled queries have')} "
+                         "no relevant document: kept out of "
                          "the means (--no-answer exclude)")
 
     hum_cov = coverage(human_q, run, {(q, d): "human" for q, docs in human_q.labels.items() for d in docs},
@@ -336,11 +337,13 @@ def estimate(
                      "unlabeled pairs count as not relevant: label every top-k pair of each labeled query")
     no_judge = [q for q in labeled if q not in judge_q.labels]
     if no_judge:
-        notes.append(f"{len(no_judge)} human-labeled queries have no judge label (judge values 0 there); "
+        notes.append(f"{plural(len(no_judge), 'human-labeled query has', 'human-labeled queries have')} no judge label "
+                     "(judge values 0 there); "
                      f"e.g. {', '.join(no_judge[:3])}")
     ignored = sorted(in_run - set(population))
     if ignored:
-        notes.append(f"{len(ignored)} run queries have no label from humans or the judge and were ignored")
+        notes.append(f"{plural(len(ignored), 'run query has', 'run queries have')} no label from humans or the judge "
+                     f"and {'was' if len(ignored) == 1 else 'were'} ignored")
     if not unlabeled:
         notes.append("every query is human-labeled: the PPI estimate is the human-only one")
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
+from relgrade._words import plural
 from relgrade.io._labels import DEFAULT_SCALE, Label, on_judge_scale, read_labels, span
 from relgrade.io._text import loads_json, read_text
 
@@ -40,7 +41,7 @@ def read_human_labels(path: str | Path, *, scale: Sequence[int] = DEFAULT_SCALE)
     sampling design when the file has them (see module docstring)."""
     labels = read_labels(path, source="human", scale=scale)
     if not labels.labels:
-        raise InputError(f"no graded row ({labels.n_empty} row(s) with an empty grade); fill the 'grade' column first",
+        raise InputError(f"no graded row ({plural(labels.n_empty, 'row')} with an empty grade); fill the 'grade' column first",
                          path=path)
     return list(labels.consensus())
 

@@ -36,6 +36,7 @@ import numpy as np
 
 from relgrade._errors import InputError
 from relgrade._intervals import PERCENTILE, PPI, PPI_RATIO
+from relgrade._words import plural
 from relgrade.io import Run
 from relgrade.metrics import Metric, paired_difference, parse_metric
 from relgrade.metrics._evaluate import no_shared_queries
@@ -114,7 +115,8 @@ class RankingReport:
                 "n_labeled": self.n_labeled, "n_queries": self.n_queries, "settings": self.settings}
 
     def table(self) -> str:
-        lines = [f"== {self.metric}: {len(self.systems)} systems, {self.n_labeled} human-labeled of {self.n_queries} queries",
+        lines = [f"== {self.metric}: {plural(len(self.systems), 'system')}, {self.n_labeled} human-labeled of "
+                 f"{plural(self.n_queries, 'query', 'queries')}",
                  f"{'system':<24}" + "".join(f"{s:>10}" for s in SOURCES)]
         for name in self.rankings["ppi"]:
             lines.append(f"{name:<24}" + "".join(f"{self.values[s][name]:>10.4f}" for s in SOURCES))
@@ -125,7 +127,7 @@ class RankingReport:
         if self.taus:
             lines.append("(tau CIs are " + TAU_CI_NOTE + ")")
         if self.flipped:
-            lines.append(f"{len(self.flipped)} pair(s) ordered differently by the label sources:")
+            lines.append(f"{plural(len(self.flipped), 'pair')} ordered differently by the label sources:")
         else:
             lines.append("no pair of systems is ordered differently by the label sources")
         for p in self.flipped:

@@ -17,7 +17,8 @@ from relgrade._errors import InputError
               help="Your name; labels are stored under it. Without it the page asks. With --export: only this annotator.")
 @click.option("--port", type=int, default=0, show_default=True, help="Port on 127.0.0.1; 0 picks a free one.")
 @click.option("--no-browser", is_flag=True, help="Do not open a browser; just print the URL.")
-@click.option("--show-judge", is_flag=True, help="Show the judge's grade next to each pair (off: annotators stay blind to it).")
+@click.option("--show-judge", is_flag=True, help="Show the judge's grade next to each pair (from the items, else from the "
+              "ITEMS.judge file 'relgrade sample' writes beside them; off: annotators stay blind to it).")
 @click.option("--export", "export_to", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the graded labels (skips left out) to this .csv/.jsonl for 'relgrade calibrate', then exit.")
 def label(items: Path, store: Path | None, annotator: str, port: int, no_browser: bool, show_judge: bool, export_to: Path | None) -> int:
@@ -45,6 +46,10 @@ def label(items: Path, store: Path | None, annotator: str, port: int, no_browser
     from relgrade.label._server import bind, new_token, serve, url_for
 
     pairs = read_items(items)
+    if show_judge:
+        from relgrade.label._items import with_judge_grades
+
+        pairs = with_judge_grades(pairs, items)
     db = LabelStore(store_path)
     try:
         token = new_token()
