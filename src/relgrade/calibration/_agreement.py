@@ -45,6 +45,9 @@ DEFAULT_SCALE = (0, 1, 2, 3)
 TARGET_HALFWIDTH = 0.05
 FEW_QUERIES = 30  # below this many queries the report calls its CIs approximate
 STUDENTIZED_MAX_QUERIES = 100  # above: BCa (cost O(B Q) instead of O(B Q^2); few-cluster bias gone by then)
+NO_CI_FEW = "it needs at least 2 queries"
+NO_CI_CONSTANT = ("κ is the same on every resample of queries (a judge with one grade on every labeled pair has κ 0 "
+                  "by construction)")
 APPROX_NOTE = ("{nq} queries: the 95% CIs ({method} over queries) are approximate below {few} "
                "queries; label more queries for intervals you can lean on")
 
@@ -97,6 +100,7 @@ class Verdict:
     labels_needed: int | None
     more_labels: int | None
     target_halfwidth: float = TARGET_HALFWIDTH
+    no_ci: str | None = None  # why there is no CI (NO_CI_FEW, NO_CI_CONSTANT), when there is none
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -294,12 +298,8 @@ def verdict(kappa: Agreement, *, n_pairs: int, n_queries: int, model: str | None
     action = ACTIONS[band]
     ci = kappa.ci95
     kind = f"{method} " if method else ""
-    if ci:
-        ci_text = f", 95% {kind}CI {ci[0]:.2f}–{ci[1]:.2f}"
-    elif n_queries < 2:
-        ci_text = ", no CI (needs >= 2 queries)"
-    else:  # e.g. a judge that gives one grade to every labeled pair: kappa 0 on every resample
-        ci_text = ", no CI: κ is the same on every resample of queries (a judge with one grade on every labeled pair has κ 0 by construction)"
+    no_ci = None if ci else NO_CI_FEW if n_queries < 2 else NO_CI_CONSTANT
+    ci_text = f", 95% {kind}CI {ci[0]:.2f}–{ci[1]:.2f}" if ci else f", no CI: {no_ci}"
     text = f"{band} (κ {kappa.value:.2f}{ci_text}): {action}"
     if ci and n_queries < FEW_QUERIES:
         text += f"; with {n_queries} queries the CI is approximate"
@@ -321,7 +321,7 @@ def verdict(kappa: Agreement, *, n_pairs: int, n_queries: int, model: str | None
                      f"query) would shrink the CI to ±{target:.2f}")
     if model and model.startswith("local/"):
         text += "; " + LOCAL_NOTE.format(model=model)
-    return Verdict(band, "kappa", kappa.value, ci, action, text, needed, more, target)
+    return Verdict(band, "kappa", kappa.value, ci, action, text, needed, more, target, no_ci)
 
 
 # -- the core ---------------------------------------------------------------------------------------

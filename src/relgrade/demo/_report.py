@@ -77,13 +77,13 @@ def _metrics_table(evals: dict[str, dict]) -> str:
             "0/1 metric such as recall@k, drawn as the light bar around the dot on a 0–1 axis.</p>")
 
 
-def _ppi_table(estimates: dict[str, Any], calibration) -> str:
+def _ppi_table(estimates: dict[str, Any], calibration, golden: dict[str, dict] | None = None) -> str:
     unreliable = judge_unreliable(calibration)
     show_worth = not unreliable
     head = ["run", "metric", "PPI++ (95% CI)", "human only (95% CI)", "judge only"]
     if show_worth:
         head.append("judge worth")
-    rows, notes = [], []
+    rows, notes = [], {}  # each note once, with the runs and metrics it concerns
     for n, rep in estimates.items():
         for m, e in rep.estimates.items():
             cells = [escape(n), escape(m), f"{e.ppi:.3f} <span class='small'>{_ci(e.ppi_ci95)}</span>",
@@ -92,8 +92,8 @@ def _ppi_table(estimates: dict[str, Any], calibration) -> str:
             if show_worth:
                 cells.append("n/a (zero-width interval)" if degenerate else
                              f"{e.effective_n:.0f} queries (of {e.n_labeled} labeled)")
-            if e.note:
-                notes.append(f"{n} {m}: {e.note}")
+            for sentence in dict.fromkeys((e.note or "").split("; ")) if e.note else ():
+                notes.setdefault(sentence, []).append(f"{n} {m}")
             rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     n_labeled = next(iter(estimates.values())).labeled if estimates else ()
     cols = [
@@ -101,8 +101,7 @@ def _ppi_table(estimates: dict[str, Any], calibration) -> str:
                   f"difference on the {len(n_labeled)} human-labeled queries (Angelopoulos et al. 2023, power-tuned). "
                   "Valid only if the labeled queries are a random sample; the interval is honest even for a bad "
                   "judge (it then stays as wide as the human-only one)."),
-        ("human only", "the mean over the human-labeled queries alone, with its 95% interval "
-                       f"({escape(MEAN_CI)})."),
+        ("human only", f"the mean over the human-labeled queries alone, with its 95% interval: {escape(MEAN_CI)}."),
         ("judge only", "the mean if the judge's grades were taken as truth on every query: no interval, and "
                        "biased by whatever the judge gets wrong."),
     ]
@@ -116,9 +115,28 @@ def _ppi_table(estimates: dict[str, Any], calibration) -> str:
                      "intervals are still valid but gain nothing over human-only ones."))
     legend = "<dl class='cols'>" + "".join(f"<dt>{escape(t)}</dt><dd>{d}</dd>" for t, d in cols) + "</dl>"
     note_html = ("<details><summary>Notes on degenerate intervals (" + str(len(notes)) + ")</summary><ul>"
-                 + "".join(f"<li>{escape(x)}</li>" for x in notes) + "</ul></details>") if notes else ""
+                 + "".join(f"<li>{escape(', '.join(where))}: {escape(x)}</li>" for x, where in notes.items())
+                 + "</ul></details>") if notes else ""
     return (f"<table><thead><tr>{''.join(f'<th>{escape(h)}</th>' for h in head)}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>{legend}{note_html}")
+            f"<tbody>{''.join(rows)}</tbody></table>{_golden_vs_ppi(estimates, golden)}{legend}{note_html}")
+
+
+def _golden_vs_ppi(estimates: dict[str, Any], golden: dict[str, dict] | None, metric: str = "recall@5") -> str:
+    """Why a run's metric differs between the golden set and the PPI++ estimate (issue 25: 0.88 and 1.000 for one
+    run, without a word)."""
+    if not golden:
+        return ""
+    pairs = [(n, golden[n]["aggregate"][metric]["value"], rep.estimates[metric].ppi) for n, rep in estimates.items()
+             if n in golden and metric in golden[n]["aggregate"] and metric in rep.estimates]
+    if not pairs:
+        return ""
+    said = "; ".join(f"{escape(n)}: {g:.3f} against the golden set, {p:.3f} by PPI++" for n, g, p in pairs)
+    return (f"<p class='small'><b>Why {metric} differs from the metrics above</b> ({said}): the golden set counts a "
+            "hit only for the documents it lists as expected for a query; these estimates count any chunk that the "
+            "human labels (and, corrected by them, the judge) grade relevant (grade ≥ 1), over the queries with a "
+            "relevant document under those labels. Graders usually find more relevant chunks in the top 5 than a "
+            "golden set lists, so the two answer different questions: has the retriever found the expected "
+            "document, and has it found something relevant.</p>")
 
 
 def _no_answer_rows(na: list[dict]) -> str:
@@ -200,7 +218,10 @@ def build_report(out: Path, *, baseline, candidate, model, calibration, audit, e
     evals = {n: r.to_dict() for n, r in evaluations.items()}
     kappa = calibration.kappa
     result = "pass" if gate.passed else "FAIL"
-    cards = [("judge κ vs humans (95% CI)", f"{kappa.value:.2f}", _ci(kappa.ci95) + f" · {calibration.verdict.band}")]
+    no_ci = calibration.verdict.no_ci
+    cards = [("judge κ vs humans (95% CI)", f"{kappa.value:.2f}",
+              (_ci(kappa.ci95) if kappa.ci95 else f"no CI: {no_ci}" if no_ci else "no CI")
+              + f" · {calibration.verdict.band}")]
     for n in evals:
         r5 = evals[n]["aggregate"]["recall@5"]
         cards.append((f"{n} recall@5 (95% CI)", f"{r5['value']:.2f}", _ci(r5.get("ci95"))))
@@ -230,7 +251,7 @@ without it). Judge: <code>{escape(model)}</code>.</p>
 <h2 id="gate">CI gate</h2>{_gate(gate, evals)}
 <h2 id="metrics">Retrieval metrics (golden set)</h2>{_metrics_table(evals)}
 <h2 id="failures">Failure analysis</h2>{_failures(evals)}
-<h2 id="ppi">Prediction-powered estimates (human labels on some queries + the judge on all)</h2>{_ppi_table(estimates, calibration)}
+<h2 id="ppi">Prediction-powered estimates (human labels on some queries + the judge on all)</h2>{_ppi_table(estimates, calibration, evals)}
 <div id="calibration">{render_sections(calibration, disagreements=None)}</div>
 <h2 id="audit">Disagreements for the human audit</h2>
 <details><summary>{len(audit)} pairs where the judge and the humans disagree (largest gaps first; the first

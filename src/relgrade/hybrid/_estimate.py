@@ -354,7 +354,7 @@ def estimate(
         hlo, hhi = float(classical.lo[j]), float(classical.hi[j])
         floored = bool(ppi.floored[j] or classical.floored[j])
         eff = effective_n(n, 2 * float(classical.half[j]), 2 * float(ppi.half[j]), floored=floored)  # unclipped
-        parts = list(dict.fromkeys(x for x in (ppi.notes[j], classical.notes[j]) if x))
+        parts = list(dict.fromkeys(part for x in (ppi.notes[j], classical.notes[j]) if x for part in x.split("; ")))
         if floored:
             parts.append("no 'judge worth' from a floored variance (it would measure the floor, not the judge)")
         value = float(ppi.value[j])

@@ -110,7 +110,11 @@ def _write_atomic(path: Path, lines) -> None:
               help="Claim lease: another process takes over the pairs of a judge that stopped renewing (killed) "
                    "after this long. Default: 60.")
 @click.option("--max-cost", type=float, default=None, help="Stop cleanly before spending more than this many USD.")
-@click.option("--dry-run", is_flag=True, help="Print pairs, cached pairs, estimated tokens and dollars; call nothing.")
+@click.option("--dry-run", is_flag=True, help="Print pairs, cached pairs, estimated tokens, dollars and wall time; call "
+              "nothing.")
+@click.option("--latency", type=float, default=None, metavar="SECONDS",
+              help="Seconds per call for the dry run's wall time. Default: the median latency of this model's "
+                   "judgments in the store for these pairs, else assumed (0.8 s; 0.4 s for the local judge).")
 @click.option("--out", default=None, help="Judged qrels to write; details go to OUT.details.jsonl.")
 @click.option("--show-unjudged", type=int, default=10, show_default=True, help="How many unjudged pairs to list.")
 @click.option("--batch", "use_batch", is_flag=True, help="Submit the pairs not in the store as provider batches (openai/, "
@@ -122,7 +126,7 @@ def _write_atomic(path: Path, lines) -> None:
               help="Lines of a failed or expired batch: resubmit them as a batch, or judge them by direct calls.")
 def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_name, transport, max_grade, depth, concurrency, timeout,
           max_attempts, rpm, tpm, samples, temperature, no_logprobs, retry_unjudged, store, lease, max_cost, dry_run,
-          out, show_unjudged, use_batch, batch_status, poll_interval, batch_size, batch_fallback):
+          latency, out, show_unjudged, use_batch, batch_status, poll_interval, batch_size, batch_fallback):
     """Grade the pooled top-K chunks of one or more runs 0-3 with an LLM judge."""
     from relgrade._errors import InputError
     from relgrade.io import read_corpus, read_queries, read_run
@@ -171,6 +175,9 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
 
             check_trec_ids([x for p in pairs for x in (p.query_id, p.doc_id)], path=out)
     local = model.startswith("local/")
+    if latency is not None and not (dry_run and 0 < latency < float("inf")):
+        raise InputError(f"--latency {latency}: give the seconds per call (above 0) of a --dry-run's wall-time "
+                         "estimate, with --dry-run")
 
     if dry_run:
         plan = estimate(pairs, model=model, prompt=prompt, store=store or None, config=config, max_grade=max_grade)
@@ -179,6 +186,13 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
                    f"{plan.to_judge} to judge ({plan.calls} calls)")
         click.echo(f"estimated tokens: {plan.prompt_tokens} prompt + {plan.completion_tokens} completion; "
                    f"estimated cost {dollars}")
+        from relgrade.judge._walltime import wall_time
+
+        bases = api_base if isinstance(api_base, list) else [api_base]
+        click.echo(wall_time(plan.calls, local=local, transport=choose_transport(model, transport, bases[0]),
+                             concurrency=concurrency, servers=len(bases), latency=latency,
+                             measured=(plan.latency_s, plan.latency_n), rpm=rpm, tpm=tpm,
+                             tokens=plan.prompt_tokens + plan.completion_tokens).text(plan.calls))
         from relgrade.judge._batch_cli import print_batch_price
 
         print_batch_price(plan, model)
