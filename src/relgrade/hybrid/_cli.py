@@ -115,12 +115,15 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, no_an
         click.echo(f"note: {reuse}")
     click.echo(f"run {run_path}")
     click.echo(report.table())
+    notes: dict[str, list[str]] = {}  # each note once, with the metrics it concerns
     for name, e in report.estimates.items():
         if e.effective_n is not None:
             click.echo(f"{name}: the judge was worth {e.effective_n:.0f} human-labeled queries "
                        f"(~{e.effective_labels:.0f} human labels) where {e.n_labeled} were labeled")
         if e.note:
-            click.echo(f"{name}: note: {e.note}")
+            notes.setdefault(e.note, []).append(name)
+    for note, names in notes.items():
+        click.echo(f"{', '.join(names)}: note: {note}")
     for note in report.notes:
         click.echo(f"note: {note}")
     if report.leaks:
@@ -130,7 +133,8 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, no_an
         for row in report.leaks[:5]:
             click.echo(f"  {row['query_id']}: {row['doc_id']} at rank {row['rank']}")
     elif report.leaks is None:
-        click.echo("no --forbidden: the report carries no leak check, and 'relgrade gate' fails on it")
+        click.echo("no --forbidden: the report carries no leak check, and 'relgrade gate' fails on it unless told "
+                   "--no-tenants (the runs serve no tenants)")
     if json_out:
         data = report.to_dict()
         data["settings"]["mapping"] = None if mapping is None else {"path": mapping_path, "adopted": mapping.adopted}

@@ -335,6 +335,12 @@ def estimate(
         worst = min(gaps, key=gaps.get)
         notes.append(f"humans labeled only {gaps[worst]:.1%} of the {worst} top-k pairs of the labeled queries; "
                      "unlabeled pairs count as not relevant: label every top-k pair of each labeled query")
+    shallow = {name: c.judge for name, c in jud_cov.items() if c.n_docs and c.judge < 1}
+    if shallow:  # the depth rule: a metric that reads deeper than the judge pooled meets unjudged chunks
+        worst = min(shallow, key=shallow.get)
+        notes.append(f"the judge graded only {shallow[worst]:.1%} of the chunks {worst} reads; the others count as "
+                     "not relevant: judge with --depth at least the metric's cutoff, or the results per query for mrr "
+                     "and ndcg without one (or use mrr@k)")
     no_judge = [q for q in labeled if q not in judge_q.labels]
     if no_judge:
         notes.append(f"{plural(len(no_judge), 'human-labeled query has', 'human-labeled queries have')} no judge label "
@@ -355,7 +361,7 @@ def estimate(
         floored = bool(ppi.floored[j] or classical.floored[j])
         eff = effective_n(n, 2 * float(classical.half[j]), 2 * float(ppi.half[j]), floored=floored)  # unclipped
         parts = list(dict.fromkeys(part for x in (ppi.notes[j], classical.notes[j]) if x for part in x.split("; ")))
-        if floored:
+        if floored and not any("no 'judge worth'" in part for part in parts):  # each sentence once
             parts.append("no 'judge worth' from a floored variance (it would measure the floor, not the judge)")
         value = float(ppi.value[j])
         if not 0.0 <= value <= 1.0:  # PPI's correction can step outside the metric's range
