@@ -149,7 +149,7 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
 
     for rep in reports:
         click.echo(f"\n== {rep.judge}" + (f" ({rep.model})" if rep.model else "")
-                   + f": {rep.n_pairs} pairs, {rep.n_queries} queries")
+                   + f": {plural(rep.n_pairs, 'pair')}, {plural(rep.n_queries, 'query', 'queries')}")
         click.echo(f"verdict: {rep.verdict.text}")
         rows = [("kappa", rep.kappa), ("kappa_linear", rep.kappa_linear), ("kappa_quadratic", rep.kappa_quadratic),
                 (f"binary_kappa (>= {rep.binary_threshold})", rep.binary_kappa),

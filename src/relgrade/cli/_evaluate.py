@@ -64,7 +64,7 @@ def evaluate(run_path, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot
         qrels = hybrid.to_qrels()
     report = run_evaluate(qrels, run, chosen, rel_threshold=rel_threshold,
                           no_answer=no_answer, n_boot=n_boot, seed=seed)
-    click.echo(f"run {run_path} vs {qrels_path}: {report.n_queries} queries")
+    click.echo(f"run {run_path} vs {qrels_path}: {_count(report.n_queries, 'query', 'queries')}")
     click.echo(report.table())
     data = report.to_dict()
     if hybrid is not None:

@@ -37,6 +37,7 @@ from typing import Any
 
 from relgrade._errors import InputError
 from relgrade._verdict import JudgeVerdict, judge_block
+from relgrade._words import plural
 from relgrade.io import Qrels
 from relgrade.io._labels import SOURCES, Label, read_labels, text_sha256, write_labels
 
@@ -91,7 +92,7 @@ class HybridLabels:
 
     def summary(self) -> str:
         c = self.counts()
-        text = f"{c['labels']} labels in use ({c['human']} human, {c['judge']} judge"
+        text = f"{plural(c['labels'], 'label')} in use ({c['human']} human, {c['judge']} judge"
         text += f", {c['mapped']} judge grades mapped)" if c["mapped"] else ")"
         if c["overridden"]:
             text += f"; {c['overridden']} judge labels overridden by humans"

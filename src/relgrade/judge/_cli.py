@@ -18,6 +18,8 @@ from pathlib import Path
 
 import click
 
+from relgrade._words import plural
+
 _LOCAL_NOTE = ("note: {model} is the embedded plumbing default, with near-zero agreement with human labels; "
                "calibrate it (relgrade calibrate) like any judge, or name a real model with --model")
 
@@ -26,8 +28,6 @@ def judged_line(result) -> str:
     """What happened to the pairs and where their answers came from, one wording for ``judge`` and ``demo``:
     ``329 judged, 0 unjudged, 0 failed: 322 paid for now, 7 duplicates (...)``; a duplicate (the same query and
     chunk text as another doc id, judged once) is explained where it is counted."""
-    from relgrade._words import plural
-
     c = result.counts()
     line = f"{c['judged']} judged, {c['unjudged']} unjudged, {c['failed']} failed"
     if c["remaining"]:
@@ -183,7 +183,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
         plan = estimate(pairs, model=model, prompt=prompt, store=store or None, config=config, max_grade=max_grade)
         dollars = "unknown (model not in litellm's price table)" if plan.cost_usd is None else f"${plan.cost_usd:.4f}"
         click.echo(f"dry run for {model}: {plan.pairs} pooled pairs, {plan.unique} distinct, {plan.cached} cached, "
-                   f"{plan.to_judge} to judge ({plan.calls} calls)")
+                   f"{plan.to_judge} to judge ({plural(plan.calls, 'call')})")
         click.echo(f"estimated tokens: {plan.prompt_tokens} prompt + {plan.completion_tokens} completion; "
                    f"estimated cost {dollars}")
         from relgrade.judge._walltime import wall_time
@@ -230,8 +230,9 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     _write_outputs(result, out)
     counts = result.counts()
     cost = f"${result.cost_usd:.4f}" + (f" (+{result.cost_unknown} calls of unknown price)" if result.cost_unknown else "")
-    click.echo(f"judged {counts['pairs']} pairs with {result.model} (prompt {result.prompt_hash}): {judged_line(result)}; "
-               f"{result.n_calls} calls, {cost} this run" + (" (batch prices)" if use_batch else ""))
+    click.echo(f"judged {plural(counts['pairs'], 'pair')} with {result.model} (prompt {result.prompt_hash}): "
+               f"{judged_line(result)}; {plural(result.n_calls, 'call')}, {cost} this run"
+               + (" (batch prices)" if use_batch else ""))
     n_labels = sum(len(v) for v in result.qrels().values())
     conflicts = result.conflicts()
     if conflicts:
@@ -239,7 +240,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
         click.echo(f"note: {len(conflicts)} doc ids were shown with different texts by different runs (e.g. doc {doc} "
                    f"of query {qid}): each text is judged and in the details (text_sha256, runs); the qrels hold the "
                    "grade of the first run's text. Give such chunks their own ids to evaluate every run on its text.")
-    click.echo(f"wrote {out} ({n_labels} labels) and {details_path(out)}; store {result.store}")
+    click.echo(f"wrote {out} ({plural(n_labels, 'label')}) and {details_path(out)}; store {result.store}")
     for j in result.unjudged[:show_unjudged]:
         click.echo(f"  {j.status}: query {j.query_id} doc {j.doc_id}: {j.error}")
     if len(result.unjudged) > show_unjudged:
@@ -247,11 +248,13 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     if local:
         click.echo(_LOCAL_NOTE.format(model=result.model))
     if result.stopped == "max_cost":
-        click.echo(f"stopped before --max-cost ${max_cost}: {counts['remaining']} pairs remain; re-run with a higher "
+        click.echo(f"stopped before --max-cost ${max_cost}: {plural(counts['remaining'], 'pair remains', 'pairs remain')}; "
+                   "re-run with a higher "
                    "--max-cost to finish (nothing paid is lost)")
         return 0
     if result.stopped == "interrupted":
-        click.echo(f"interrupted: {counts['remaining']} pairs remain; re-run the same command to finish "
+        click.echo(f"interrupted: {plural(counts['remaining'], 'pair remains', 'pairs remain')}; re-run the same command "
+                   "to finish "
                    "(everything answered is kept" + ("; submitted batches keep running and are collected by the "
                                                      "next run)" if use_batch else ")"), err=True)
         return 130

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from relgrade._errors import InputError
+from relgrade._words import plural
 
 
 @click.command("label")
@@ -38,7 +39,7 @@ def label(items: Path, store: Path | None, annotator: str, port: int, no_browser
         with LabelStore(store_path) as db:
             n = db.export(export_to, annotator=annotator or None)
             who = annotator or f"{len(db.annotators())} annotator(s)"
-        click.echo(f"wrote {n} labels by {who} to {export_to} (skips left out)")
+        click.echo(f"wrote {plural(n, 'label')} by {who} to {export_to} (skips left out)")
         return 0
 
     from relgrade.label._app import create_app
@@ -57,7 +58,8 @@ def label(items: Path, store: Path | None, annotator: str, port: int, no_browser
         sock = bind(port)
         url = url_for(sock, token)
         click.echo(url)
-        click.echo(f"relgrade: labeling {len(pairs)} pairs from {items}; labels are saved to {store_path}", err=True)
+        click.echo(f"relgrade: labeling {plural(len(pairs), 'pair')} from {items}; labels are saved to {store_path}",
+                   err=True)
         click.echo("relgrade: open the URL above (keep it private: it holds the token); Ctrl-C to stop", err=True)
 
         def opened() -> None:
@@ -71,7 +73,7 @@ def label(items: Path, store: Path | None, annotator: str, port: int, no_browser
         except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C after its graceful shutdown
             pass
         total = len(db.labels())
-        click.echo(f"relgrade: stopped; {total} labels in {store_path}", err=True)
+        click.echo(f"relgrade: stopped; {plural(total, 'label')} in {store_path}", err=True)
     finally:
         db.close()
     return 0
