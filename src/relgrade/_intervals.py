@@ -12,6 +12,8 @@ Student t                   ``evaluate`` means, ``compare`` differences, ``estim
 plus-two                    the same, for a 0/1 metric (every query scores 0 or 1)
 PPI++                       ``estimate``, ``rank-systems`` (prediction-powered)
 PPI++ ratio                 ``estimate`` / ``rank-systems`` with ``--no-answer exclude``
+Student t over queries
+and repeats                 ``evaluate`` / ``compare`` with several ``--run`` (repeats of one configuration)
 Wilson score                ``estimate``, when every labeled answerable query scores the same
 studentized bootstrap       ``calibrate`` (up to 100 queries)
 BCa bootstrap               ``calibrate`` (above 100 queries; Spearman, Kendall, AUC, human ceiling)
@@ -53,6 +55,10 @@ PPI = Construction(
 PPI_RATIO = Construction(
     "PPI++ ratio", "the mean over the queries with a relevant document (--no-answer exclude): every ratio r whose "
                    "PPI++ interval of Y − r·A holds 0 (test inversion)")
+REPEATS = Construction(
+    "Student t over queries and repeats", "the Student t interval over the queries' mean over repeats, widened in "
+                                          "quadrature by a Student t interval of the repeat means (relgrade.stats."
+                                          "repeat_interval)")
 WILSON = Construction(
     "Wilson score", "used when every labeled query with a relevant document scores the same (a zero-width interval "
                     "otherwise); conservative, without the judge")
@@ -83,7 +89,7 @@ def calibration_ci(n_queries: int, max_studentized: int) -> Construction:
     return STUDENTIZED if n_queries <= max_studentized else BCA
 
 
-CONSTRUCTIONS = (STUDENT_T, PLUS_TWO, PPI, PPI_RATIO, WILSON, STUDENTIZED, BCA, PERCENTILE)
+CONSTRUCTIONS = (STUDENT_T, PLUS_TWO, PPI, PPI_RATIO, REPEATS, WILSON, STUDENTIZED, BCA, PERCENTILE)
 
 __all__ = ["BCA", "CONSTRUCTIONS", "Construction", "MEAN_CI", "MEAN_CI_HELP", "PERCENTILE", "PLUS_TWO", "PPI",
-           "PPI_RATIO", "STUDENTIZED", "STUDENT_T", "WILSON", "calibration_ci", "mean_ci"]
+           "PPI_RATIO", "REPEATS", "STUDENTIZED", "STUDENT_T", "WILSON", "calibration_ci", "mean_ci"]

@@ -15,10 +15,12 @@ from relgrade._intervals import MEAN_CI, PPI
                "doc.\n\nWith --beyond-ci a metric fails only when even the upper end of the current report's 95% "
                f"interval is more than --max-drop below the baseline's value ('relgrade estimate --json' reports carry "
                f"the {PPI.name} interval, 'relgrade evaluate --json' reports the {MEAN_CI} one). Both reports must be "
-               "computed alike (same labels, queries, --rel-threshold and --no-answer), else exit 2. A report that "
-               "rests on judge labels prints the judge's calibration verdict (or 'judge not calibrated'); a verdict "
-               "that says not to use them fails the gate unless --accept-judge.")
-@click.option("--baseline", required=True, help="Report JSON of the baseline (relgrade evaluate --json or estimate --json).")
+               "computed alike (same labels, queries, --rel-threshold and --no-answer), else exit 2; reports over "
+               "different corpus fingerprints too, unless --allow-corpus-change. Reports of repeated runs (evaluate "
+               "--run R1 --run R2 ...) widen --max-drop by the repeat noise. --min gates one report on a floor "
+               "instead. A report that rests on judge labels prints the judge's calibration verdict (or 'judge not "
+               "calibrated'); a verdict that says not to use them fails the gate unless --accept-judge.")
+@click.option("--baseline", help="Report JSON of the baseline (relgrade evaluate --json or estimate --json).")
 @click.option("--current", required=True, help="Report JSON of the change under test.")
 @click.option("--metric", "metrics", multiple=True, help="Metric to gate on (repeatable). Default: recall@5, the guide's gate.")
 @click.option("--max-drop", type=float, default=DEFAULT_MAX_DROP, show_default=True,
@@ -26,6 +28,12 @@ from relgrade._intervals import MEAN_CI, PPI
 @click.option("--beyond-ci", is_flag=True, default=False,
               help=f"Fail only when the drop exceeds --max-drop beyond the current report's 95% interval (the {PPI.name} "
                    "interval of 'relgrade estimate --json'): baseline - max_drop > upper bound of current's CI.")
+@click.option("--min", "minimum", type=float, default=None,
+              help="Instead of --baseline: fail when the metric is below this value, e.g. 0.95 for an ann-recall "
+                   "report (recall vs exact).")
+@click.option("--allow-corpus-change", is_flag=True, default=False,
+              help="Gate two reports that record different corpus fingerprints (refused otherwise); recorded in the "
+                   "gate's result.")
 @click.option("--no-tenants", is_flag=True, default=False,
               help="The runs serve no tenants (no document is forbidden to anyone): a report without leak information "
                    "('relgrade estimate' without --forbidden) passes the leak check instead of failing it. Recorded in "
@@ -33,13 +41,17 @@ from relgrade._intervals import MEAN_CI, PPI
 @click.option("--accept-judge", is_flag=True, default=False,
               help="Gate even when a report rests on judge labels whose calibration says not to use them (by default "
                    "that fails, exit 1). Recorded in the JSON.")
-@click.option("--json", "json_out", metavar="OUT", help="Write the gate's result (rows, leaks, reasons, the judge's "
+@click.option("--json", "json_out", help="Write the gate's result (rows, leaks, reasons, corpus record, the judge's "
               "calibration behind each report, --accept-judge, --no-tenants) as JSON here.")
-def gate(baseline, current, metrics, max_drop, beyond_ci, no_tenants, accept_judge, json_out):
+def gate(baseline, current, metrics, max_drop, beyond_ci, minimum, allow_corpus_change, no_tenants, accept_judge,
+         json_out):
     from relgrade._gate import gate as run_gate
 
-    result = run_gate(baseline, current, metrics=list(metrics) or None, max_drop=max_drop, beyond_ci=beyond_ci,
-                      accept_judge=accept_judge, no_tenants=no_tenants)
+    if minimum is not None or baseline is None:
+        result = _floor(baseline, current, metrics, minimum, beyond_ci)
+    else:
+        result = run_gate(baseline, current, metrics=list(metrics) or None, max_drop=max_drop, beyond_ci=beyond_ci,
+                          allow_corpus_change=allow_corpus_change, accept_judge=accept_judge, no_tenants=no_tenants)
     click.echo(result.table())
     if json_out:
         from relgrade.cli._evaluate import _write_json
@@ -47,3 +59,12 @@ def gate(baseline, current, metrics, max_drop, beyond_ci, no_tenants, accept_jud
         _write_json(json_out, result.to_dict())
         click.echo(f"wrote {json_out}")
     return result.exit_code
+
+
+def _floor(baseline, current, metrics, minimum, beyond_ci):
+    from relgrade._errors import InputError
+    from relgrade._gate_min import gate_min
+
+    if baseline is not None or minimum is None:
+        raise InputError("pass --baseline B.json (fail on a drop) or --min VALUE (fail below a floor), not both or neither")
+    return gate_min(current, minimum=minimum, metrics=list(metrics) or None, beyond_ci=beyond_ci)
