@@ -101,10 +101,14 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
     owner = new_owner()
     try:
         db.check_writable()
+        load_records(units, db, prompt_obj)
+        if not all(unit_done(u, config) for u in units):  # before the first paid call, and before importing the
+            # transport: a key, a server that answers, a known model (issue 25)
+            await apreflight(model, transport=config.transport, api_base=api_base, api_key=api_key,
+                             api_key_env=api_key_env, timeout=min(PROBE_TIMEOUT, config.timeout))
         budget = Budget(config.max_cost, model)
         caller = Caller(model, config, api_base=api_base, api_key=api_key, api_key_env=api_key_env)
         engine = Engine(model, prompt_obj, db, config, caller, budget, on_progress, owner=owner, started=time.time())
-        load_records(units, db, prompt_obj)
         todo: list[Unit] = []
         finished: list[Unit] = []
         for unit in units:
@@ -113,9 +117,6 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
                 engine._progress(unit)
             else:
                 todo.append(unit)
-        if todo:  # before the first paid call: a key, a server that answers, a known model (issue 25)
-            await apreflight(model, transport=config.transport, api_base=api_base, api_key=api_key,
-                             api_key_env=api_key_env, timeout=min(PROBE_TIMEOUT, config.timeout))
         remaining: list[Unit] = []
         queue = iter(todo)
         waiting: deque[Unit] = deque()  # units another process holds a claim on: poll for their answers
