@@ -76,13 +76,13 @@ class JudgeSession:
         """Judge ``pairs`` within the session; what the budget stopped comes back in ``remaining``."""
         pairs = list(pairs)
         units = make_units(pairs, self.model, self.prompt, self.config)
-        engine = self._engine_for_loop()
         load_records(units, self.store, self.prompt)
         todo = [unit for unit in units if not unit_done(unit, self.config)]
         if todo and not self.preflighted:  # once, before the session's first paid call (relgrade.judge._preflight)
             await apreflight(self.model, transport=self.config.transport, **self._api,
                              timeout=min(PROBE_TIMEOUT, self.config.timeout))
             self.preflighted = True
+        engine = self._engine_for_loop()
         remaining: list = []
         calls_before = self.budget.calls
 
