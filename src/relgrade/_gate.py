@@ -259,6 +259,8 @@ def gate(
         base_name, cur_name = map(str, names)
     settings = check_comparable(base, cur, base_name, cur_name)
     settings["corpus"] = corpus_change(base, cur, base_name, cur_name, allow_corpus_change)
+    # how each estimate report's judges predicted the metric (hard/soft, judges, folds); None for evaluate reports
+    settings["prediction"] = {"baseline": base["settings"].get("prediction"), "current": cur["settings"].get("prediction")}
     leaks = report_leaks(cur, cur_name)
     report_leaks(base, base_name)  # malformed leaks are an error on either side
 

@@ -23,7 +23,8 @@ def _per_query(labels, run, topics):
 def test_estimate_matches_evaluate_and_ppi_py(world):
     truth, human, judge, _, runs = world
     run = Run.from_dict(runs["b"])
-    report = estimate(run, human, judge, METRICS, no_answer="zero")  # plain PPI++ (exclude: test_no_answer.py)
+    report = estimate(run, human, judge, METRICS, no_answer="zero",  # plain PPI++ (exclude: test_no_answer.py)
+                      prediction="hard")  # the metric on the judge's grades (soft: test_predict.py)
     labeled = list(human)
     others = [q for q in judge if q not in human]
     assert report.labeled == tuple(labeled) and report.unlabeled == tuple(others)
@@ -74,7 +75,7 @@ def test_intervals_stay_inside_the_metric_range():
 def test_a_perfect_judge_is_worth_more_queries_and_covers_the_truth(world):
     truth, human, _, _, runs = world
     run = Run.from_dict(runs["b"])
-    report = estimate(run, human, truth, ["ndcg@5"])
+    report = estimate(run, human, truth, ["ndcg@5"], prediction="hard")  # hard grades agree exactly
     e = report.estimates["ndcg@5"]
     full = evaluate(truth, run, ["ndcg@5"], no_answer="zero", ci=False).aggregate["ndcg@5"].value
     assert abs(e.ppi - full) < abs(e.human_only - full) + 0.01

@@ -59,8 +59,8 @@ def test_exclude_with_every_query_labeled_is_the_evaluate_mean(sparse):
 def test_zero_is_plain_ppi_and_exclude_differs(sparse):
     truth, human, judge, _, runs = sparse
     run = Run.from_dict(runs["b"])
-    zero = estimate(run, human, judge, METRICS, no_answer="zero")
-    excl = estimate(run, human, judge, METRICS)
+    zero = estimate(run, human, judge, METRICS, no_answer="zero", prediction="hard")
+    excl = estimate(run, human, judge, METRICS, prediction="hard")
     labeled, population = list(human), list(judge)
     Y = np.array([[evaluate(human, run, [m], no_answer="zero", ci=False).per_query[q][m] for m in METRICS] for q in labeled])
     J = np.array([[evaluate(judge, run, [m], no_answer="zero", ci=False).per_query[q][m] for m in METRICS]
@@ -218,8 +218,8 @@ def test_crossfit_estimate_follows_the_rule(sparse):
     # a lenient judge: every grade one higher, so the no-answer queries look answerable to it
     lenient = {q: {d: min(3, g + 1) for d, g in docs.items()} for q, docs in judge.items()}
     cf = crossfit_mapping(lenient, human, n_splits=3, n_boot=50)
-    excl = estimate(run, human, lenient, ["ndcg@5"], crossfit=cf)
-    zero = estimate(run, human, lenient, ["ndcg@5"], crossfit=cf, no_answer="zero")
+    excl = estimate(run, human, lenient, ["ndcg@5"], crossfit=cf, prediction="hard")
+    zero = estimate(run, human, lenient, ["ndcg@5"], crossfit=cf, no_answer="zero", prediction="hard")
     e = excl.estimates["ndcg@5"]
     assert e.ppi_ci95[0] <= e.ppi <= e.ppi_ci95[1]
     assert e.ppi > zero.estimates["ndcg@5"].ppi  # three labeled no-answer queries leave the mean

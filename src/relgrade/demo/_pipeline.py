@@ -89,7 +89,7 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
     from relgrade.calibration._inputs import dumps
     from relgrade.demo import _data
     from relgrade.hybrid import (
-        crossfit_for_ppi, estimate, merge_labels, read_human_labels, read_judge_labels, read_mapping, write_hybrid,
+        estimate, merge_labels, read_human_labels, read_judge_labels, read_mapping, write_hybrid,
     )
     from relgrade.judge import DEFAULT_MODEL, DEFAULT_STORE, JudgeConfig, judge_pairs, pool
     from relgrade.judge._cli import _write_outputs, details_path, judged_line
@@ -157,11 +157,8 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
         verdict = judge_mapping.verdict(judge_in.model)  # the judge's calibration travels with its labels
         hybrid = merge_labels(read_human_labels(human_path), judge_in.labels, texts=texts, calibration=verdict)
         write_hybrid(hybrid, out / "hybrid.jsonl")
-        judge_qrels: dict[str, dict[str, int]] = {}
-        for lab in judge_in.labels:
-            judge_qrels.setdefault(lab.query_id, {})[lab.doc_id] = lab.grade
-        # the mapping was fitted on these human labels: if adopted, PPI gets the cross-fitted judge grades
-        crossfit, _ = crossfit_for_ppi(judge_in, human_qrels.labels, judge_mapping)
+        # PPI's prediction (estimate's default, soft) calibrates the judge's own grades on these human labels by
+        # cross-fitting: the mapping, fitted on the same labels, is for the hybrid set only
 
     metrics = parse_metrics(None, KS)
     evaluations, estimates = {}, {}
@@ -171,8 +168,7 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
             _write_json(out / f"eval_{name}.json", evaluations[name].to_dict())
             _write_json(out / f"eval_{name}_hybrid.json", {**evaluate(hybrid.to_qrels(), run, metrics).to_dict(),
                                                            "judge": hybrid.judge()})
-            estimates[name] = estimate(run, human_qrels, judge_qrels, metrics, forbidden=golden, crossfit=crossfit,
-                                       calibration=verdict)
+            estimates[name] = estimate(run, human_qrels, judge_in, metrics, forbidden=golden, calibration=verdict)
             _write_json(out / f"estimate_{name}.json", estimates[name].to_dict())
 
     gate_result = gate(evaluations[baseline], evaluations[candidate], metrics=[GATE_METRIC], max_drop=GATE_MAX_DROP,

@@ -97,13 +97,16 @@ def _ppi_table(estimates: dict[str, Any], calibration, golden: dict[str, dict] |
             rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     n_labeled = next(iter(estimates.values())).labeled if estimates else ()
     cols = [
-        ("PPI++", "prediction-powered estimate: the judge's value on every query, corrected by the human–judge "
-                  f"difference on the {len(n_labeled)} human-labeled queries (Angelopoulos et al. 2023, power-tuned). "
+        ("PPI++", "prediction-powered estimate: the judge's prediction on every query, corrected by the "
+                  f"human–prediction difference on the {len(n_labeled)} human-labeled queries (Angelopoulos et al. "
+                  "2023, power-tuned). The prediction is the metric's expectation under the probability of each "
+                  "human grade given the judge's grade, fitted on the human labels by cross-fitting (a labeled "
+                  "query's own labels never shape its prediction). "
                   "Valid only if the labeled queries are a random sample; the interval is honest even for a bad "
                   "judge (it then stays as wide as the human-only one)."),
         ("human only", f"the mean over the human-labeled queries alone, with its 95% interval: {escape(MEAN_CI)}."),
-        ("judge only", "the mean if the judge's grades were taken as truth on every query: no interval, and "
-                       "biased by whatever the judge gets wrong."),
+        ("judge only", "the mean of the judge's prediction over every query: no interval, and biased by whatever "
+                       "the prediction gets wrong."),
     ]
     if show_worth:
         cols.append(("judge worth", "how many human-labeled queries the human-only interval would need to be as "

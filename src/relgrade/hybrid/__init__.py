@@ -12,6 +12,8 @@ Front door::
   stale labels (chunk text changed) set apart, calibrated mapping applied when adopted.
 * :func:`coverage`: judged@k, the share of each metric's top-k labels from humans, the judge or nowhere.
 * :func:`estimate`: PPI++ estimate and CI, human-only (Student t) and judge-only values per metric.
+* :func:`predict`: the judges' prediction of each query's metric that PPI corrects: soft (the default:
+  calibrated on the human labels by cross-fitting, several judges at once) or hard (one judge's grades).
 * :func:`rank_systems`: rankings under human, judge and PPI++ labels, Kendall tau with bootstrap CIs,
   flipped pairs, paired tests.
 * :func:`ppi_means` / :func:`human_only_means`: the column-wise interval functions underneath.
@@ -27,6 +29,7 @@ from relgrade.hybrid._labels import (
     text_sha256, write_hybrid,
 )
 from relgrade.hybrid._ppi import Means, effective_n, human_only_means, ppi_means, ppi_pvalues
+from relgrade.hybrid._predict import JudgeSet, Prediction, judge_sets, predict
 from relgrade.hybrid._rank import PairResult, RankingReport, SourceDifference, TauResult, rank_systems
 
 __all__ = [
@@ -35,10 +38,12 @@ __all__ = [
     "HybridLabels",
     "JudgeInput",
     "JudgeMapping",
+    "JudgeSet",
     "Label",
     "Means",
     "MetricEstimate",
     "PairResult",
+    "Prediction",
     "RankingReport",
     "SourceDifference",
     "Stale",
@@ -51,12 +56,14 @@ __all__ = [
     "estimate",
     "human_only_means",
     "is_hybrid",
+    "judge_sets",
     "merge_labels",
     "on_common_scale",
     "require_random_sample",
     "per_query_values",
     "ppi_means",
     "ppi_pvalues",
+    "predict",
     "rank_systems",
     "read_human_labels",
     "read_hybrid",

@@ -44,13 +44,16 @@ from relgrade._intervals import CONSTRUCTIONS, PLUS_TWO, PPI, PPI_RATIO, STUDENT
 from relgrade._verdict import judge_block
 from relgrade._words import plural
 from relgrade.io import Qrels, Run
-from relgrade.metrics import Metric, compute, join, parse_metrics
+from relgrade.metrics import Metric, parse_metrics
 from relgrade.metrics._evaluate import find_leaks, no_shared_queries
 from relgrade.metrics._settings import (
     DEFAULT_NO_ANSWER, check_no_answer, check_rel_threshold, labels_fingerprint, queries_fingerprint,
 )
 from relgrade.hybrid._coverage import coverage
 from relgrade.hybrid._ppi import Means, effective_n, human_only_means, ppi_means
+from relgrade.hybrid._predict import DEFAULT_PREDICTION, judge_sets, predict, union_qrels
+from relgrade.hybrid._values import answerable, per_query_values, split_queries
+from relgrade.hybrid._values import as_qrels as _as_qrels
 from relgrade.stats import at_bounds
 
 
@@ -144,38 +147,6 @@ class EstimateReport:
                           "variance was floored)"])
 
 
-def _as_qrels(labels, what: str) -> Qrels:
-    if isinstance(labels, Qrels):
-        return labels
-    if isinstance(labels, Mapping):
-        return Qrels.from_dict(labels)
-    to_qrels = getattr(labels, "to_qrels", None)
-    if callable(to_qrels):
-        return to_qrels()
-    raise InputError(f"{what} labels must be Qrels or {{qid: {{doc_id: grade}}}}, got {type(labels).__name__}")
-
-
-def per_query_values(qrels: Qrels, run: Run, metrics: Sequence[Metric], topics: Sequence[str], *,
-                     rel_threshold: int = 1) -> np.ndarray:
-    """(len(topics) × len(metrics)) per-query values from the metrics core; a topic the run lacks scores 0."""
-    if not topics:
-        return np.zeros((0, len(metrics)))
-    values = compute(join(qrels, run, rel_threshold=rel_threshold, topics=topics), metrics, rel_threshold=rel_threshold)
-    return np.column_stack([values[m.name] for m in metrics])
-
-
-def split_queries(human: Qrels, judge: Qrels) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(labeled, unlabeled): human topics, then judge topics without a human label."""
-    labeled = tuple(human.topics)
-    seen = set(labeled)
-    return labeled, tuple(q for q in judge.topics if q not in seen)
-
-
-def answerable(qrels: Qrels, topics: Sequence[str], rel_threshold: int) -> np.ndarray:
-    """1.0 for each topic with a relevant document (grade >= ``rel_threshold``) in ``qrels``, else 0.0."""
-    return np.array([1.0 if qrels.relevant(q, rel_threshold) else 0.0 for q in topics])
-
-
 def ratio_means(Y, A, Yhat, Ahat, Yhat_u, Ahat_u, *, alpha: float = 0.05,
                 bounds: tuple[float, float] = (0.0, 1.0)) -> Means:
     """PPI++ estimate and interval of ``E[Y] / E[A]`` per column of ``Y`` by test inversion (module docstring).
@@ -250,7 +221,7 @@ def wilson(p: float, n: int, alpha: float = 0.05) -> tuple[float, float]:
 def estimate(
     run: Run | Mapping[str, Any],
     human: Qrels | Mapping[str, Mapping[str, int]],
-    judge: Qrels | Mapping[str, Mapping[str, int]],
+    judge: Any,
     metrics: Sequence[str | Metric] | None = None,
     *,
     k: Sequence[int] | None = None,
@@ -260,6 +231,9 @@ def estimate(
     crossfit: Any = None,
     forbidden: Qrels | Mapping[str, Sequence[str]] | None = None,
     leak_k: int | None = None,
+    prediction: str = DEFAULT_PREDICTION,
+    folds: int | None = None,
+    seed: int = 0,
     calibration: Any = None,
 ) -> EstimateReport:
     """PPI++ estimate, human-only and judge-only values of each metric (default: as ``evaluate``).
@@ -270,9 +244,13 @@ def estimate(
     ``leak_k`` (default: the largest metric cutoff) are reported, so the gate keeps its tenant-leak
     guard on estimate reports; without it ``leaks`` is None.
 
-    ``crossfit`` (a :class:`relgrade.calibration.CrossFit` of ``judge`` against ``human``, from
-    :func:`relgrade.calibration.crossfit_mapping`): required when the judge's grades were mapped by a
-    mapping fitted on these human labels. The judge values of a labeled query then come from its
+    ``judge``: one judge's labels or a list of several; ``prediction``, ``folds``, ``seed``: how the judges
+    predict each query's metric (:func:`relgrade.hybrid.predict`: ``"soft"``, the default, cross-fits a
+    calibration of all judges on the human labels; ``"hard"`` is the metric on one judge's grades).
+
+    ``crossfit`` (with ``prediction="hard"``; a :class:`relgrade.calibration.CrossFit` of ``judge`` against
+    ``human``, from :func:`relgrade.calibration.crossfit_mapping`): required when the judge's grades were
+    mapped by a mapping fitted on these human labels. The judge values of a labeled query then come from its
     out-of-fold mapped grades, those of the other queries are averaged over the fold mappings
     (cross-prediction, Zrnic & Candès 2024); ``judge`` gives the query lists and coverage.
 
@@ -282,7 +260,8 @@ def estimate(
     check_no_answer(no_answer)
     rel_threshold = check_rel_threshold(rel_threshold)
     run = run if isinstance(run, Run) else Run.from_dict(run)
-    human_q, judge_q = _as_qrels(human, "human"), _as_qrels(judge, "judge")
+    human_q, sets = _as_qrels(human, "human"), judge_sets(judge)
+    judge_q = union_qrels(sets)
     chosen = parse_metrics(metrics, k)
     labeled, unlabeled = split_queries(human_q, judge_q)
     n = len(labeled)
@@ -295,16 +274,9 @@ def estimate(
     if not in_run.intersection(population):
         raise no_shared_queries(run, population, human_q.source)
     Y = per_query_values(human_q, run, chosen, labeled, rel_threshold=rel_threshold)
-    J = per_query_values(judge_q, run, chosen, population, rel_threshold=rel_threshold)
-    A, Ahat = answerable(human_q, labeled, rel_threshold), answerable(judge_q, population, rel_threshold)
-    if crossfit is not None:
-        folds = [Qrels(u) for u in crossfit.unlabeled]
-        J = np.vstack([per_query_values(Qrels(crossfit.labeled), run, chosen, labeled, rel_threshold=rel_threshold),
-                       np.mean([per_query_values(u, run, chosen, unlabeled, rel_threshold=rel_threshold)
-                                for u in folds], axis=0)])
-        Ahat = np.concatenate([answerable(Qrels(crossfit.labeled), labeled, rel_threshold),
-                               np.mean([answerable(u, unlabeled, rel_threshold) for u in folds], axis=0)
-                               if folds and unlabeled else np.zeros(len(unlabeled))])
+    pred = predict(run, human_q, sets, chosen, rel_threshold=rel_threshold, prediction=prediction, folds=folds,
+                   seed=seed, crossfit=crossfit)
+    J, Ahat, A = pred.values[0], pred.answerable, answerable(human_q, labeled, rel_threshold)
     Yhat, Yu = J[:n], J[n:]
     notes: list[str] = []
     if no_answer == "zero":
@@ -319,7 +291,7 @@ def estimate(
                              "queries or use --no-answer zero", path=human_q.source)
         ppi = ratio_means(Y, A, Yhat, Ahat[:n], Yu, Ahat[n:], alpha=alpha)
         classical = human_only_means(Y[answered], alpha=alpha)
-        judged = Ahat > 0
+        judged = Ahat > 0.5  # hard: the judge has a relevant document; soft: more likely than not
         judge_only = J[judged].mean(axis=0) if judged.any() else np.zeros(len(chosen))
         if n - int(answered.sum()):
             notes.append(f"{plural(n - int(answered.sum()), 'human-labeled query has', 'human-labeled queries have')} "
@@ -344,7 +316,8 @@ def estimate(
     no_judge = [q for q in labeled if q not in judge_q.labels]
     if no_judge:
         notes.append(f"{plural(len(no_judge), 'human-labeled query has', 'human-labeled queries have')} no judge label "
-                     "(judge values 0 there); "
+                     f"(judge values {'0' if prediction == 'hard' else 'from the base rate of pairs no judge graded'} "
+                     "there); "
                      f"e.g. {', '.join(no_judge[:3])}")
     ignored = sorted(in_run - set(population))
     if ignored:
@@ -391,7 +364,8 @@ def estimate(
     settings = {
         "kind": "estimate", "metrics": [m.name for m in chosen], "rel_threshold": rel_threshold,
         "no_answer": no_answer, "alpha": alpha, "labels": labels_fingerprint(human_q),
-        "judge_labels": labels_fingerprint(judge_q), "queries": queries_fingerprint(population),
+        "judge_labels": labels_fingerprint(judge_q) if len(sets) == 1 else [labels_fingerprint(j.grades) for j in sets],
+        "queries": queries_fingerprint(population), "prediction": pred.description,
         "n_labeled": n, "crossfit": crossfit is not None, "leak_k": cut,
         "forbidden": None if forbidden is None else {"path": getattr(fq, "source", None),
                                                      "n_docs": sum(map(len, fq.forbidden.values()))},

@@ -131,6 +131,16 @@ class JudgeInput:
     n_unjudged: int
     model: str | None
     scale: tuple[int, ...] | None = None  # the judge's own scale when its details declare one
+    source: str | None = None  # the file the labels came from
+
+    def to_qrels(self):
+        """The grades in use (mapped when a mapping was adopted) as :class:`~relgrade.io.Qrels`."""
+        from relgrade.io import Qrels
+
+        labels: dict[str, dict[str, int]] = {}
+        for lab in self.labels:
+            labels.setdefault(lab.query_id, {})[lab.doc_id] = lab.grade
+        return Qrels(labels, source=self.source)
 
 
 def read_judge_labels(path: str | Path, *, mapping: JudgeMapping | None = None,
@@ -147,7 +157,7 @@ def read_judge_labels(path: str | Path, *, mapping: JudgeMapping | None = None,
         grade = mapping.apply(lab.grade, lab.expected_grade)
         out.append(replace(lab, source="judge", grade=grade, judge_grade=lab.grade if mapping.adopted else None,
                            mapped=mapping.adopted, time=lab.time or mtime))
-    return JudgeInput(tuple(out), labels.n_empty, labels.model, labels.scale)
+    return JudgeInput(tuple(out), labels.n_empty, labels.model, labels.scale, str(path))
 
 
 def crossfit_for_ppi(judge: JudgeInput, human: Mapping[str, Mapping[str, int]], mapping: JudgeMapping | None, *,

@@ -41,7 +41,10 @@ from relgrade.io import Run
 from relgrade.metrics import Metric, paired_difference, parse_metric
 from relgrade.metrics._evaluate import no_shared_queries
 from relgrade.metrics._settings import DEFAULT_NO_ANSWER, check_n_boot, check_no_answer, check_rel_threshold
-from relgrade.hybrid._estimate import _as_qrels, answerable, per_query_values, ratio_means, split_queries
+from relgrade.hybrid._estimate import ratio_means
+from relgrade.hybrid._predict import DEFAULT_PREDICTION, judge_sets, predict, union_qrels
+from relgrade.hybrid._values import answerable, per_query_values, split_queries
+from relgrade.hybrid._values import as_qrels as _as_qrels
 from relgrade.hybrid._ppi import ppi_means, ppi_point, ppi_pvalues
 
 SOURCES = ("human", "judge", "ppi")
@@ -164,8 +167,15 @@ def rank_systems(
     n_boot: int = 1000,
     n_perm: int = 10000,
     seed: int = 0,
+    prediction: str = DEFAULT_PREDICTION,
+    folds: int | None = None,
 ) -> RankingReport:
-    """Rank ``runs`` under human, judge and PPI++ labels; taus with bootstrap CIs; flips; paired tests."""
+    """Rank ``runs`` under human, judge and PPI++ labels; taus with bootstrap CIs; flips; paired tests.
+
+    ``judge``: one judge's labels or a list; the "judge" values are the judges' prediction
+    (:func:`relgrade.hybrid.predict`, ``prediction`` and ``folds``; one model and one pool per query for all
+    runs; ``seed`` also draws the folds).
+    """
     if not isinstance(runs, Mapping):
         runs = list(runs)
         names = [r.name for r in runs]
@@ -179,7 +189,8 @@ def rank_systems(
     check_no_answer(no_answer)
     check_n_boot(n_boot)
     rel_threshold = check_rel_threshold(rel_threshold)
-    human_q, judge_q = _as_qrels(human, "human"), _as_qrels(judge, "judge")
+    human_q, sets = _as_qrels(human, "human"), judge_sets(judge)
+    judge_q = union_qrels(sets)
     labeled, unlabeled = split_queries(human_q, judge_q)
     n, N = len(labeled), len(unlabeled)
     if n < 2:
@@ -191,16 +202,17 @@ def rank_systems(
             raise no_shared_queries(r, population, human_q.source)
     H = np.column_stack([per_query_values(human_q, r, [metric], labeled, rel_threshold=rel_threshold)[:, 0]
                          for r in runs.values()])
-    J = np.column_stack([per_query_values(judge_q, r, [metric], population, rel_threshold=rel_threshold)[:, 0]
-                         for r in runs.values()])
+    pred = predict(list(runs.values()), human_q, sets, [metric], rel_threshold=rel_threshold, prediction=prediction,
+                   folds=folds, seed=seed)
+    J = pred.values[:, :, 0].T
     exclude = no_answer == "exclude"
     if exclude:
-        A, Ahat = answerable(human_q, labeled, rel_threshold), answerable(judge_q, population, rel_threshold)
+        A, Ahat = answerable(human_q, labeled, rel_threshold), pred.answerable
         if (A > 0).sum() < 2:
             raise InputError(f"{int((A > 0).sum())} of the {n} human-labeled queries have a relevant document; the "
                              "mean over answerable queries (--no-answer exclude) needs at least 2: label more "
                              "queries or use --no-answer zero", path=human_q.source)
-        hq, jq = A > 0, Ahat > 0
+        hq, jq = A > 0, Ahat > 0.5  # hard: the judge has a relevant document; soft: more likely than not
         means = {"human": H[hq].mean(axis=0), "judge": J[jq].mean(axis=0) if jq.any() else np.zeros(H.shape[1]),
                  "ppi": ratio_means(H, A, J[:n], Ahat[:n], J[n:], Ahat[n:]).value}
     else:
@@ -250,5 +262,5 @@ def rank_systems(
         flips = tuple(f"{x} vs {y}" for x, y in source_pairs if _sign(by[x].diff) * _sign(by[y].diff) < 0)
         pairs.append(PairResult(names[i], names[j], by, flips))
     settings = {"kind": "rank-systems", "metric": metric.name, "rel_threshold": rel_threshold, "no_answer": no_answer,
-                "n_boot": n_boot, "n_perm": n_perm, "seed": seed}
+                "n_boot": n_boot, "n_perm": n_perm, "seed": seed, "prediction": pred.description}
     return RankingReport(metric.name, names, values, rankings, tuple(taus), tuple(pairs), n, n + N, settings)
