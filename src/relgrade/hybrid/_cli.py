@@ -22,8 +22,9 @@ PREDICTION_HELP = ("How the judges predict each query's metric: soft = the expec
                    "hard = the metric on one judge's grades.")
 FOLDS_HELP = (f"Folds of the soft prediction's cross-fit over the human-labeled queries (2 to their number). "
               f"Default: {DEFAULT_FOLDS}, or one per labeled query when fewer.")
-MAPPING_SOFT = ("--mapping is used by --prediction hard only: the soft prediction calibrates the judges' own grades "
-                "itself, cross-fitted on the human labels")
+MAPPING_SOFT = ("--mapping's grade table is used by --prediction hard only: the soft prediction calibrates the "
+                "judges' own grades itself, cross-fitted on the human labels (the calibration's verdict is still "
+                "recorded)")
 MAPPING_HELP = ("The judge's calibration: the JSON of 'relgrade calibrate --json' (its verdict then travels with the "
                 "labels and reports; with --prediction hard its grade mapping is applied when calibration adopted it), "
                 "or a bare mapping {\"adopted\": true, \"table\": {\"0\": 0, ...}} (the judge then counts as not "
