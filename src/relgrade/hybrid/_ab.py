@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from relgrade._verdict import judge_block
+from relgrade._words import plural
 from relgrade.io import Qrels, Run
 from relgrade.metrics import Metric
 from relgrade.metrics._evaluate import text_table
@@ -80,13 +82,14 @@ class PairedReport:
     notes: tuple[str, ...] = ()
     settings: dict[str, Any] = field(default_factory=dict)
     leaks: tuple[dict[str, Any], ...] | None = None  # B's leaks; None: no forbidden documents were given
+    judge: dict[str, Any] | None = None  # judge labels and the judge's calibration (relgrade._verdict.judge_block)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "compare", "a": self.a, "b": self.b,
                 "aggregate": {m: d.to_dict() for m, d in self.differences.items()},
                 "n_labeled": len(self.labeled), "n_unlabeled": len(self.unlabeled),
                 "leaks": None if self.leaks is None else [dict(x) for x in self.leaks],
-                "notes": list(self.notes), "settings": self.settings}
+                "notes": list(self.notes), "settings": self.settings, "judge": self.judge}
 
     def table(self) -> str:
         head = ("metric", "B-A PPI++", "95% CI", "B-A human", "95% CI", "judge", "width", "judge worth")
@@ -99,7 +102,7 @@ class PairedReport:
                          "n/a" if d.judge_only is None else f"{d.judge_only:+.4f}",
                          "" if d.width_ratio is None else f"{d.width_ratio:.2f}", worth))
         n, N = len(self.labeled), len(self.labeled) + len(self.unlabeled)
-        return "\n".join([f"B - A over {n} human-labeled queries of {N}; 95% intervals", text_table(head, rows, "<><><>><"),
+        return "\n".join([f"B - A over {plural(n, 'human-labeled query', 'human-labeled queries')} of {N}; 95% intervals", text_table(head, rows, "<><><>><"),
                           "width = PPI / human-only interval width before clipping; judge worth = human-labeled "
                           "queries the human-only interval would need to be as narrow"])
 
@@ -121,10 +124,12 @@ def compare_runs(
     prediction: str = DEFAULT_PREDICTION,
     folds: int | None = None,
     seed: int = 0,
+    calibration: Any = None,
 ) -> PairedReport:
     """PPI++ difference ``B - A`` of each metric with its interval, beside the human-only and judge-only ones;
     ``judge``, ``prediction``, ``folds``, ``seed`` and ``crossfit`` as for :func:`relgrade.hybrid.estimate` (one
-    prediction model for both runs)."""
+    prediction model for both runs); ``calibration`` (the judge's :class:`relgrade._verdict.JudgeVerdict`, or None)
+    is recorded in the report's ``judge`` block, which ``relgrade gate --paired`` reads."""
     runs = [r if isinstance(r, Run) else Run.from_dict(r, name=name) for r, name in ((run_a, "A"), (run_b, "B"))]
     human_q, sets, judge_q, chosen, labeled, unlabeled, rel_threshold = prepare(human, judge, metrics, k, no_answer,
                                                                                 rel_threshold, runs)
@@ -172,7 +177,8 @@ def compare_runs(
                                  alpha=alpha, crossfit=crossfit, prediction=pred.description, intervals=names,
                                  leak_k=cut, forbidden=fq, sets=sets),
                 "runs": [runs[0].name, runs[1].name]}
-    return PairedReport(runs[0].name, runs[1].name, out, labeled, unlabeled, tuple(notes), settings, leaks)
+    return PairedReport(runs[0].name, runs[1].name, out, labeled, unlabeled, tuple(notes), settings, leaks,
+                        judge_block(sum(map(len, judge_q.labels.values())), calibration))
 
 
 def _run_value(y, yhat, A, Ahat, n: int, lam: float, no_answer: str) -> float:

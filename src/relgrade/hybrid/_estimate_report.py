@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from relgrade._words import plural
 from relgrade.hybrid._plan import Plan
 
 WIDTH_HELP = ("width = PPI / human-only interval width, both before clipping to [0, 1]; judge worth = human-labeled "
@@ -83,6 +84,7 @@ class EstimateReport:
     per_query: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     leaks: tuple[dict[str, Any], ...] | None = None  # None: no forbidden documents were given
+    judge: dict[str, Any] | None = None  # judge labels and the judge's calibration (relgrade._verdict.judge_block)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,7 +93,7 @@ class EstimateReport:
             "labeled_queries": list(self.labeled),
             "coverage": {"human_on_labeled": self.human_coverage, "judge_on_all": self.judge_coverage},
             "leaks": None if self.leaks is None else [dict(x) for x in self.leaks],
-            "notes": list(self.notes), "per_query": self.per_query, "settings": self.settings,
+            "notes": list(self.notes), "per_query": self.per_query, "settings": self.settings, "judge": self.judge,
         }
 
     def table(self) -> str:
@@ -108,5 +110,5 @@ class EstimateReport:
             judge = "n/a" if e.judge_only is None else f"{e.judge_only:.4f}"
             rows.append((name, f"{e.ppi:.4f}", f"[{e.ppi_ci95[0]:.4f}, {e.ppi_ci95[1]:.4f}]", f"{e.human_only:.4f}",
                          f"[{e.human_ci95[0]:.4f}, {e.human_ci95[1]:.4f}]", judge, ratio, e.worth()))
-        return "\n".join([f"{n} human-labeled queries of {N}; 95% intervals{scope}", text_table(head, rows, "<><><>><"),
+        return "\n".join([f"{plural(n, 'human-labeled query', 'human-labeled queries')} of {N}; 95% intervals{scope}", text_table(head, rows, "<><><>><"),
                           WIDTH_HELP])
