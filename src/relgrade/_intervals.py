@@ -10,15 +10,19 @@ construction                where
 ==========================  =======================================================================
 Student t                   ``evaluate`` means, ``compare`` differences, ``estimate`` human-only
 plus-two                    the same, for a 0/1 metric (every query scores 0 or 1)
-PPI++                       ``estimate``, ``rank-systems`` (prediction-powered)
-PPI++ ratio                 ``estimate`` / ``rank-systems`` with ``--no-answer exclude``
+PPI++                       ``estimate``, ``compare --human --judge`` (prediction-powered)
+PPI++ joint                 ``rank-systems`` (one lam for every system and pair)
+ratio                       ``estimate`` / ``compare`` human-only with ``--no-answer exclude``
+PPI++ ratio                 ``estimate`` / ``compare`` / ``rank-systems`` with ``--no-answer exclude``
 Student t over queries
 and repeats                 ``evaluate`` / ``compare`` with several ``--run`` (repeats of one configuration)
-Wilson score                ``estimate``, when every labeled answerable query scores the same
 studentized bootstrap       ``calibrate`` (up to 100 queries)
 BCa bootstrap               ``calibrate`` (above 100 queries; Spearman, Kendall, AUC, human ceiling)
 percentile bootstrap        ``rank-systems`` Kendall tau (descriptive)
 ==========================  =======================================================================
+
+The means' constructions are computed by :mod:`relgrade.stats._augmented` (one construction: the human-only
+interval is the PPI++ one at ``lam = 0``), the ratio by :mod:`relgrade.hybrid._ratio`.
 """
 
 from __future__ import annotations
@@ -43,25 +47,31 @@ class Construction:
 
 
 STUDENT_T = Construction(
-    "Student t", "mean ± t(n−1) · s/√n over queries; when every query scores the same, the variance of the sample "
-                 "plus one pseudo-observation at the far bound")
+    "Student t", "mean ± t(n−1) · s/√n over queries, with Hall's (1992) skewness correction for a graded metric; "
+                 "when every query scores the same, the variance of the sample plus one pseudo-observation at the far "
+                 "bound")
 PLUS_TWO = Construction(
     "plus-two", "for a 0/1 metric: the Student t interval centred on the values plus one pseudo-observation at each "
                 "bound (after Agresti & Coull)")
 PPI = Construction(
-    "PPI++", "prediction-powered (Angelopoulos et al. 2023, power-tuned lam): the judge on every query corrected by "
-             "the human–judge difference on the human-labeled queries; Student t (n−1 df), a variance floor when the "
-             "labeled sample shows no variation, two plus-two pseudo-queries for a 0/1 metric")
+    "PPI++", "prediction-powered (Angelopoulos et al. 2023, power-tuned): the judge's prediction on every query "
+             "corrected by the human–prediction difference on the human-labeled queries; lam chosen to minimise this "
+             "interval's own width over the human-only interval's pseudo-observations, so lam = 0 gives exactly the "
+             "human-only interval and it is never wider; Student t with a degree of freedom spent on the fitted lam, "
+             "Hall's skewness correction for a graded metric")
+PPI_JOINT = Construction(
+    "PPI++ joint", "the PPI++ interval with one lam for every system and pair of rank-systems, so a pair's difference "
+                   "is the difference of the systems' estimates and never contradicts the ranking")
+RATIO = Construction(
+    "ratio", "the mean over the queries with a relevant document (--no-answer exclude) from human labels alone: "
+             "every ratio r whose Student t interval of Y − r·A holds 0 (test inversion; the PPI++ ratio at lam = 0)")
 PPI_RATIO = Construction(
     "PPI++ ratio", "the mean over the queries with a relevant document (--no-answer exclude): every ratio r whose "
-                   "PPI++ interval of Y − r·A holds 0 (test inversion)")
+                   "PPI++ interval of Y − r·A, at one lam for every r, holds 0 (test inversion)")
 REPEATS = Construction(
     "Student t over queries and repeats", "the Student t interval over the queries' mean over repeats, widened in "
                                           "quadrature by a Student t interval of the repeat means (relgrade.stats."
                                           "repeat_interval)")
-WILSON = Construction(
-    "Wilson score", "used when every labeled query with a relevant document scores the same (a zero-width interval "
-                    "otherwise); conservative, without the judge")
 STUDENTIZED = Construction(
     "studentized bootstrap", "bootstrap-t over queries, each replicate standardised by its leave-one-query-out "
                              "jackknife standard error")
@@ -89,7 +99,16 @@ def calibration_ci(n_queries: int, max_studentized: int) -> Construction:
     return STUDENTIZED if n_queries <= max_studentized else BCA
 
 
-CONSTRUCTIONS = (STUDENT_T, PLUS_TWO, PPI, PPI_RATIO, REPEATS, WILSON, STUDENTIZED, BCA, PERCENTILE)
+CONSTRUCTIONS = (STUDENT_T, PLUS_TWO, PPI, PPI_JOINT, RATIO, PPI_RATIO, REPEATS, STUDENTIZED, BCA, PERCENTILE)
+
+
+def described(name: str | None) -> str | None:
+    """``name (definition)`` of the construction called ``name`` (for a JSON ``method`` field); ``name`` itself
+    when it is a combination such as :data:`MEAN_CI`; None for None."""
+    if name is None:
+        return None
+    return next((c.described for c in CONSTRUCTIONS if c.name == name), name)
 
 __all__ = ["BCA", "CONSTRUCTIONS", "Construction", "MEAN_CI", "MEAN_CI_HELP", "PERCENTILE", "PLUS_TWO", "PPI",
-           "PPI_RATIO", "REPEATS", "STUDENTIZED", "STUDENT_T", "WILSON", "calibration_ci", "mean_ci"]
+           "PPI_JOINT", "PPI_RATIO", "RATIO", "REPEATS", "STUDENTIZED", "STUDENT_T", "calibration_ci", "described",
+           "mean_ci"]

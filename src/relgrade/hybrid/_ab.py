@@ -21,19 +21,18 @@ from typing import Any
 
 import numpy as np
 
+from relgrade._intervals import described
 from relgrade._verdict import judge_block
 from relgrade._words import plural
 from relgrade.io import Qrels, Run
 from relgrade.metrics import Metric
 from relgrade.metrics._evaluate import text_table
 from relgrade.metrics._settings import DEFAULT_NO_ANSWER
-from relgrade.hybrid._estimate import _intervals, label_settings, prepare, run_leaks, too_few_answerable
+from relgrade.hybrid._estimate import _intervals, interval_names, label_settings, prepare, run_leaks, too_few_answerable
 from relgrade.hybrid._predict import DEFAULT_PREDICTION, predict
 from relgrade.hybrid._values import answerable, per_query_values
 from relgrade.hybrid._plan import judge_worth
-from relgrade.hybrid._ppi import PPI_INTERVAL, ppi_point
-from relgrade.hybrid._ratio import RATIO_INTERVAL
-from relgrade.stats._augmented import MEAN_INTERVAL
+from relgrade.hybrid._ppi import ppi_point
 
 
 @dataclass(frozen=True)
@@ -63,9 +62,9 @@ class DifferenceEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {"ppi": {"a": self.a, "b": self.b, "value": self.diff, "ci95": list(self.ci95), "lam": self.lam,
-                        "interval": self.interval},
+                        "interval": self.interval, "method": described(self.interval)},
                 "human_only": {"value": self.human_only, "ci95": list(self.human_ci95), "n_queries": self.n_labeled,
-                               "interval": self.human_interval},
+                               "interval": self.human_interval, "method": described(self.human_interval)},
                 "judge_only": {"value": self.judge_only, "n_queries": self.n_queries},
                 "width_ratio": self.width_ratio, "effective_human_queries": self.effective_n, "note": self.note}
 
@@ -144,7 +143,7 @@ def compare_runs(
     D, Dj = Y[1] - Y[0], P[1] - P[0]
     ppi, human_only = _intervals(D, A, Dj, Ahat, n, no_answer, alpha, bounds=(-1.0, 1.0))
     judged = np.ones(len(population), bool) if no_answer == "zero" else Ahat > 0.5  # soft: more likely than not
-    names = (RATIO_INTERVAL, RATIO_INTERVAL) if no_answer == "exclude" else (PPI_INTERVAL, MEAN_INTERVAL)
+    names, human_names = interval_names(no_answer, D, bounds=(-1.0, 1.0))
     out = {}
     for j, metric in enumerate(chosen):
         lam = float(ppi.lam[j])
@@ -164,7 +163,7 @@ def compare_runs(
             metric.name, each[0], each[1], diff, (min(float(ppi.lo[j]), diff), max(float(ppi.hi[j]), diff)),
             float(human_only.value[j]), (float(human_only.lo[j]), float(human_only.hi[j])),
             float(Dj[judged, j].mean()) if judged.any() else None, n, len(population), lam, half,
-            worth, names[0], names[1], note)
+            worth, names[0], human_names[j], note)
     notes = []
     absent = [q for q in labeled if any(q not in set(r.query_id.tolist()) for r in runs)]
     if absent:

@@ -41,10 +41,11 @@ from relgrade.hybrid._estimate_report import EstimateReport, MetricEstimate
 from relgrade.hybrid._predict import DEFAULT_PREDICTION, judge_sets, predict, union_qrels
 from relgrade.hybrid._plan import judge_worth, plan_labels
 from relgrade.hybrid._ppi import PPI_INTERVAL, Means, human_only_means, ppi_means
-from relgrade.hybrid._ratio import RATIO_INTERVAL, ratio_means
+from relgrade.hybrid._ratio import HUMAN_RATIO_INTERVAL, RATIO_INTERVAL, ratio_means
 from relgrade.hybrid._values import answerable, per_query_values, split_queries
 from relgrade.hybrid._values import as_qrels as _as_qrels
-from relgrade.stats._augmented import MEAN_INTERVAL, column
+from relgrade._intervals import mean_ci
+from relgrade.stats._augmented import MEAN_INTERVAL, at_bounds, column
 
 __all__ = ["EstimateReport", "MetricEstimate", "answerable", "estimate", "per_query_values", "split_queries"]
 
@@ -161,9 +162,9 @@ def estimate(
     if not unlabeled:
         notes.append("every query is human-labeled: the PPI estimate is the human-only one")
 
-    names = (RATIO_INTERVAL, RATIO_INTERVAL) if no_answer == "exclude" else (PPI_INTERVAL, MEAN_INTERVAL)
-    out = {m.name: _metric(j, m, ppi, classical, n, len(population), judge_only, len(human_q) / n, names, alpha,
-                           target_width) for j, m in enumerate(chosen)}
+    names, human_names = interval_names(no_answer, Y)
+    out = {m.name: _metric(j, m, ppi, classical, n, len(population), judge_only, len(human_q) / n,
+                           (names[0], human_names[j]), alpha, target_width) for j, m in enumerate(chosen)}
     per_query = {
         "human": {q: {m.name: float(Y[i, j]) for j, m in enumerate(chosen)} for i, q in enumerate(labeled)},
         "judge": {q: {m.name: float(J[i, j]) for j, m in enumerate(chosen)} for i, q in enumerate(population)},
@@ -178,6 +179,16 @@ def estimate(
     return EstimateReport(out, labeled, unlabeled, {k_: c.human for k_, c in hum_cov.items()},
                           {k_: c.judge for k_, c in jud_cov.items()}, tuple(notes), per_query, settings, leaks,
                           judge_block(sum(map(len, judge_q.labels.values())), calibration))
+
+
+def interval_names(no_answer: str, Y: np.ndarray, bounds=(0.0, 1.0)) -> tuple[tuple[str, str], list[str]]:
+    """``((PPI, human-only) names the report's settings record, [human-only name of each column])``, from
+    :mod:`relgrade._intervals`: the human-only interval of a column is plus-two when its values are 0/1, the
+    ratio's under ``--no-answer exclude``."""
+    if no_answer == "exclude":
+        return (RATIO_INTERVAL, HUMAN_RATIO_INTERVAL), [HUMAN_RATIO_INTERVAL] * Y.shape[1]
+    binary = at_bounds(Y, *bounds)
+    return (PPI_INTERVAL, MEAN_INTERVAL), [mean_ci(bool(b)).name for b in binary]
 
 
 def run_leaks(forbidden, population, run: Run, cut: int, rel_threshold: int):

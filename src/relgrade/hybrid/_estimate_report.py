@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from relgrade._intervals import described
 from relgrade._words import plural
 from relgrade.hybrid._plan import Plan
 
@@ -53,9 +54,10 @@ class MetricEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "ppi": {"value": self.ppi, "ci95": list(self.ppi_ci95), "lam": self.lam, "interval": self.interval},
+            "ppi": {"value": self.ppi, "ci95": list(self.ppi_ci95), "lam": self.lam, "interval": self.interval,
+                    "method": described(self.interval)},
             "human_only": {"value": self.human_only, "ci95": list(self.human_ci95), "n_queries": self.n_labeled,
-                           "interval": self.human_interval},
+                           "interval": self.human_interval, "method": described(self.human_interval)},
             "judge_only": {"value": self.judge_only, "n_queries": self.n_queries},
             "width_ratio": self.width_ratio,
             "effective_human_queries": self.effective_n,
@@ -110,5 +112,8 @@ class EstimateReport:
             judge = "n/a" if e.judge_only is None else f"{e.judge_only:.4f}"
             rows.append((name, f"{e.ppi:.4f}", f"[{e.ppi_ci95[0]:.4f}, {e.ppi_ci95[1]:.4f}]", f"{e.human_only:.4f}",
                          f"[{e.human_ci95[0]:.4f}, {e.human_ci95[1]:.4f}]", judge, ratio, e.worth()))
-        return "\n".join([f"{plural(n, 'human-labeled query', 'human-labeled queries')} of {N}; 95% intervals{scope}", text_table(head, rows, "<><><>><"),
+        kinds = ", ".join(dict.fromkeys(e.interval for e in self.estimates.values()))
+        humans = ", ".join(dict.fromkeys(e.human_interval for e in self.estimates.values()))
+        return "\n".join([f"{plural(n, 'human-labeled query', 'human-labeled queries')} of {N}; 95% intervals{scope} "
+                           f"({kinds}; human-only: {humans})", text_table(head, rows, "<><><>><"),
                           WIDTH_HELP])

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from relgrade._errors import InputError
-from relgrade._intervals import PERCENTILE, PPI, PPI_RATIO
+from relgrade._intervals import PERCENTILE, PPI_JOINT
 from relgrade._words import plural
 from relgrade.io import Run
 from relgrade.metrics import Metric, paired_difference, parse_metric
@@ -53,7 +53,7 @@ from relgrade.hybrid._ppi import ppi_means, ppi_point, ppi_pvalues
 from relgrade.hybrid._ratio import RATIO_INTERVAL, ratio_means
 from relgrade.stats._augmented import joint_lambda, prepare
 
-JOINT_INTERVAL = "ppi-t-augmented-hall-joint"  # rank-systems: one lam for every system and pair
+JOINT_INTERVAL = PPI_JOINT.name  # rank-systems: one lam for every system and pair
 
 SOURCES = ("human", "judge", "ppi")
 
@@ -287,7 +287,7 @@ def rank_systems(
                                       f"{dj.interval} interval; p-value: paired randomisation (all queries)"),
             "ppi": SourceDifference(float(sys_ppi.value[j] - sys_ppi.value[i]),
                                     (float(pair_ppi.lo[k]), float(pair_ppi.hi[k])), float(p_ppi[k]),
-                                    "PPI++ at the joint lam (interval and p-value of one construction)"),
+                                    f"{PPI_JOINT.name} interval; p-value: the same construction's t test"),
         }
         flips = tuple(f"{x} vs {y}" for x, y in source_pairs if _sign(by[x].diff) * _sign(by[y].diff) < 0)
         pairs.append(PairResult(names[i], names[j], by, flips))
