@@ -54,8 +54,12 @@ def _row(data: dict, key: str, name: str) -> tuple[float, float, float, float]:
 
 
 def gate_paired(report: str | Path | dict, *, metrics=None, max_drop: float = DEFAULT_MAX_DROP,
-                beyond_ci: bool = False) -> GateResult:
-    """Gate candidate B of a paired report (a path or its dict) on its difference to A (module docstring)."""
+                beyond_ci: bool = False, accept_judge: bool = False, no_tenants: bool = False) -> GateResult:
+    """Gate candidate B of a paired report (a path or its dict) on its difference to A (module docstring).
+
+    ``accept_judge`` and ``no_tenants`` as in :func:`relgrade.gate`: the judge's calibration verdict recorded in
+    the report fails the gate when it says not to use the judge's labels (unless accepted), and a report without
+    leak information passes the leak check only when the runs serve no tenants."""
     from relgrade.metrics._measures import parse_metrics
 
     if isinstance(max_drop, bool) or not isinstance(max_drop, (int, float)) or not math.isfinite(max_drop) or max_drop < 0:
@@ -81,14 +85,22 @@ def gate_paired(report: str | Path | dict, *, metrics=None, max_drop: float = DE
             what = "the upper end of its 95% CI" if beyond_ci else "it"
             reasons.append(f"regression: {key} B - A = {d:+.4f}; {what} is {drop:.4f} below A, more than the max "
                            f"drop {max_drop:g}")
-    if leaks is None:
+    from relgrade._verdict import gate_judge
+    from relgrade._words import plural
+
+    notes, judge_reasons, judge = gate_judge([(data, name)], accept=accept_judge)
+    reasons += judge_reasons
+    if leaks is None and no_tenants:
+        notes.append(f"leak check: off for {name} (--no-tenants: the runs serve no tenants)")
+    elif leaks is None:
         reasons.append(f"{name} carries no leak information, so the tenant-leak guard cannot run; write it with "
-                       "'relgrade compare --human H --judge J --forbidden GOLDEN --json OUT'")
+                       "'relgrade compare --human H --judge J --forbidden GOLDEN --json OUT', or pass --no-tenants "
+                       "when the runs serve no tenants")
     elif leaks:
-        reasons.append(f"leak: {len(leaks)} forbidden document(s) in the top k of B")
+        reasons.append(f"leak: {plural(len(leaks), 'forbidden document')} in the top k of B")
     runs = settings.get("runs") or ["A", "B"]
     kept = {k: settings.get(k) for k in ("labels", "queries", "rel_threshold", "no_answer")}
     kept["interval"] = (settings.get("interval") or {}).get("ppi") if isinstance(settings.get("interval"), dict) else None
     kept["prediction"] = settings.get("prediction")
     return GateResult(not reasons, tuple(rows), leaks or (), tuple(reasons), float(max_drop), bool(beyond_ci),
-                      f"A = {runs[0]}", f"B = {runs[1]}", kept)
+                      f"A = {runs[0]}", f"B = {runs[1]}", kept, tuple(notes), judge, bool(no_tenants))

@@ -41,7 +41,7 @@ def test_calibrate_writes_the_json_contract_and_a_safe_report(files, capsys):
                  "--json", str(out), "--report", str(html), "--n-boot", "200"])
     assert code == 0
     printed = capsys.readouterr().out
-    assert "1 unjudged pair(s)" in printed and "verdict:" in printed
+    assert "1 unjudged pair (grade null) excluded" in printed and "verdict:" in printed
     data = json.loads(out.read_text())
     assert data["n_pairs"] == 120 and data["n_queries"] == 12 and data["n_unjudged"] == 1
     for key in ("kappa", "kappa_linear", "kappa_quadratic", "binary_kappa", "krippendorff_alpha", "accuracy"):

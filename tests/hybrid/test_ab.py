@@ -45,7 +45,7 @@ def test_difference_is_ppi_on_the_per_query_difference_beside_the_human_only_pai
         assert d.width_ratio <= 1 and d.judge_only == pytest.approx(Dj.mean())
     settings = report.to_dict()["settings"]
     assert settings["kind"] == "compare" and settings["paired"] and settings["runs"] == ["b", "a"]
-    assert settings["interval"]["ppi"] == "ppi-t-augmented-hall" and settings["prediction"]["kind"] == "hard"
+    assert settings["interval"]["ppi"] == "PPI++" and settings["prediction"]["kind"] == "hard"
     ev = compare(evaluate(human, a, METRICS, no_answer="zero"), evaluate(human, b, METRICS, no_answer="zero"), n_perm=0)
     assert ev.differences["mrr"].ci95 == pytest.approx(report.differences["mrr"].human_ci95)
 
@@ -61,7 +61,7 @@ def test_exclude_difference_is_the_difference_of_the_two_runs_ratios(world):
     human_diff = (_values(human, b, answered, "ndcg@5") - _values(human, a, answered, "ndcg@5")).mean()
     assert d.human_only == pytest.approx(human_diff)
     assert d.b - d.a == pytest.approx(d.diff) and d.ci95[0] <= d.diff <= d.ci95[1]
-    assert report.settings["no_answer"] == "exclude" and d.interval == "ppi-t-augmented-hall-ratio"
+    assert report.settings["no_answer"] == "exclude" and d.interval == "PPI++ ratio"
     assert report.settings["prediction"]["kind"] == "soft"
 
 

@@ -11,6 +11,7 @@ from scipy import stats
 
 from relgrade._errors import InputError
 from relgrade.hybrid import PPI_INTERVAL, estimate, human_only_means, judge_worth, ppi_means
+from relgrade._intervals import PLUS_TWO, STUDENT_T
 from relgrade.stats import MEAN_INTERVAL
 from relgrade.cli import main
 from relgrade.io import Run
@@ -56,7 +57,9 @@ def test_estimate_matches_evaluate_and_ppi_py(world):
         assert (e.effective_n is None) == (e.lam == 0)
         if e.effective_n is not None:
             assert e.effective_labels == pytest.approx(e.effective_n * 8)
-        assert e.to_dict()["ppi"]["interval"] == PPI_INTERVAL and e.to_dict()["human_only"]["interval"] == MEAN_INTERVAL
+        binary = bool(np.isin(y, (0.0, 1.0)).all())  # the human-only interval of a 0/1 metric is plus-two
+        assert e.to_dict()["ppi"]["interval"] == PPI_INTERVAL
+        assert e.to_dict()["human_only"]["interval"] == (PLUS_TWO.name if binary else STUDENT_T.name)
     assert report.human_coverage["ndcg@5"] == 1.0
     assert report.settings["interval"] == {"ppi": PPI_INTERVAL, "human_only": MEAN_INTERVAL}
 

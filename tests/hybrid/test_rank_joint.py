@@ -34,8 +34,8 @@ def test_every_pair_difference_is_the_difference_of_the_ranked_means(world, rule
             assert (d.diff > 0) == (position[p.b] < position[p.a])
         assert d.ci95[0] <= d.diff + 1e-12 and d.diff <= d.ci95[1] + 1e-12
     assert 0 <= rep.settings["lam"] <= 1 and rep.settings["width_ratio"] <= 1  # never worse on average
-    assert rep.settings["interval"] == ("ppi-t-augmented-hall-ratio" if rule == "exclude"
-                                        else "ppi-t-augmented-hall-joint")
+    assert rep.settings["interval"] == ("PPI++ ratio" if rule == "exclude"
+                                        else "PPI++ joint")
 
 
 def test_a_judge_that_finds_nothing_relevant_gives_none_not_nan(world, files, tmp_path, capsys):

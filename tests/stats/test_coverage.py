@@ -221,7 +221,7 @@ def test_agreement_reports_the_studentized_interval_and_says_it_is_approximate()
     Q = S.confusions(*(np.array(x) for x in _aligned(human, judge)), 12, 4)
     expected = studentized_ci(S.kappa, Q, query_weights(12, 300, np.random.default_rng(4)), bounds=(-1.0, 1.0))
     assert r.kappa.ci95 == pytest.approx(expected)
-    assert "studentized CI" in r.verdict.text and "approximate" in r.verdict.text
+    assert "studentized bootstrap CI" in r.verdict.text and "approximate" in r.verdict.text
     assert any("approximate" in n for n in r.notes)
     d = r.to_dict()["bootstrap"]
     assert d["approximate"] is True and d["interval"].startswith("studentized")

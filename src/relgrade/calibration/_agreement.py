@@ -32,6 +32,9 @@ from typing import Any
 import numpy as np
 
 from relgrade._errors import InputError
+from relgrade._intervals import BCA, calibration_ci
+from relgrade._verdict import ACTIONS
+from relgrade._words import plural
 from relgrade.calibration import _stats as S
 from relgrade.stats import studentized_ci
 
@@ -41,10 +44,11 @@ Scores = Mapping[str, Mapping[str, float]]
 DEFAULT_SCALE = (0, 1, 2, 3)
 TARGET_HALFWIDTH = 0.05
 FEW_QUERIES = 30  # below this many queries the report calls its CIs approximate
-CI_METHOD = "studentized"  # bootstrap-t over queries, jackknife standard errors (relgrade.stats._bootstrap)
 STUDENTIZED_MAX_QUERIES = 100  # above: BCa (cost O(B Q) instead of O(B Q^2); few-cluster bias gone by then)
-CI_METHOD_CONTINUOUS = "BCa"  # Spearman, Kendall, AUC and the human ceiling: BCa, jackknife acceleration
-APPROX_NOTE = ("{nq} queries: the 95% CIs (studentized bootstrap over queries) are approximate below {few} "
+NO_CI_FEW = "it needs at least 2 queries"
+NO_CI_CONSTANT = ("κ is the same on every resample of queries (a judge with one grade on every labeled pair has κ 0 "
+                  "by construction)")
+APPROX_NOTE = ("{nq} queries: the 95% CIs ({method} over queries) are approximate below {few} "
                "queries; label more queries for intervals you can lean on")
 
 # Landis & Koch (1977), "The measurement of observer agreement for categorical data", Biometrics 33:159-174.
@@ -56,14 +60,6 @@ BANDS = (
     (0.80, "substantial"),
     (1.0, "almost perfect"),
 )
-ACTIONS = {
-    "poor": "do not use judge labels",
-    "slight": "do not use judge labels",
-    "fair": "do not use judge labels alone",
-    "moderate": "use judge labels only together with human labels (hybrid / prediction-powered estimates)",
-    "substantial": "judge labels can rank systems; keep auditing a human sample",
-    "almost perfect": "judge labels can stand in for human labels; keep a periodic human audit",
-}
 LOCAL_NOTE = (
     "the judge is the embedded local model ({model}): a plumbing default with near-zero agreement, "
     "unreliable for decisions; use a stronger judge model for real labels"
@@ -104,6 +100,7 @@ class Verdict:
     labels_needed: int | None
     more_labels: int | None
     target_halfwidth: float = TARGET_HALFWIDTH
+    no_ci: str | None = None  # why there is no CI (NO_CI_FEW, NO_CI_CONSTANT), when there is none
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -183,6 +180,12 @@ class CalibrationReport:
     weighted: bool = False  # statistics from the inclusion-weighted confusion matrix
     extra: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def ci_method(self):
+        """The construction (:mod:`relgrade._intervals`) of the confusion-matrix statistics' CIs: studentized
+        bootstrap up to :data:`STUDENTIZED_MAX_QUERIES` queries, BCa above."""
+        return calibration_ci(self.n_queries, STUDENTIZED_MAX_QUERIES)
+
     def row_normalised(self) -> list[list[float | None]]:
         out = []
         for row in self.confusion_matrix:
@@ -226,11 +229,9 @@ class CalibrationReport:
         if self.mapping is not None:
             out["mapping"] = self.mapping.to_dict()
         out["notes"] = list(self.notes)
-        studentized = self.n_queries <= STUDENTIZED_MAX_QUERIES
         out["bootstrap"] = {"n_boot": self.n_boot, "seed": self.seed, "resamples": "queries",
-                            "interval": "studentized (bootstrap-t, leave-one-query-out jackknife standard errors)"
-                            if studentized else "BCa (leave-one-query-out jackknife acceleration)",
-                            "interval_continuous_and_human": "BCa (leave-one-query-out jackknife acceleration)",
+                            "interval": self.ci_method.described,
+                            "interval_continuous_and_human": BCA.described,
                             "approximate": self.n_queries < FEW_QUERIES}
         out["weighted"] = self.weighted
         out.update(self.extra)
@@ -263,7 +264,7 @@ def check_labels_in_scale(labels: Labels, scale: Sequence[int], *, what: str) ->
     if bad:
         q, d, g = bad[0]
         raise InputError(
-            f"{what}: {len(bad)} label(s) outside the scale {list(scale)}, e.g. query {q!r} doc {d!r} grade {g}; "
+            f"{what}: {plural(len(bad), 'label')} outside the scale {list(scale)}, e.g. query {q!r} doc {d!r} grade {g}; "
             "fix the labels or declare the scale with --scale"
         )
 
@@ -297,12 +298,8 @@ def verdict(kappa: Agreement, *, n_pairs: int, n_queries: int, model: str | None
     action = ACTIONS[band]
     ci = kappa.ci95
     kind = f"{method} " if method else ""
-    if ci:
-        ci_text = f", 95% {kind}CI {ci[0]:.2f}–{ci[1]:.2f}"
-    elif n_queries < 2:
-        ci_text = ", no CI (needs >= 2 queries)"
-    else:  # e.g. a judge that gives one grade to every labeled pair: kappa 0 on every resample
-        ci_text = ", no CI: κ is the same on every resample of queries (a judge with one grade on every labeled pair has κ 0 by construction)"
+    no_ci = None if ci else NO_CI_FEW if n_queries < 2 else NO_CI_CONSTANT
+    ci_text = f", 95% {kind}CI {ci[0]:.2f}–{ci[1]:.2f}" if ci else f", no CI: {no_ci}"
     text = f"{band} (κ {kappa.value:.2f}{ci_text}): {action}"
     if ci and n_queries < FEW_QUERIES:
         text += f"; with {n_queries} queries the CI is approximate"
@@ -324,7 +321,7 @@ def verdict(kappa: Agreement, *, n_pairs: int, n_queries: int, model: str | None
                      f"query) would shrink the CI to ±{target:.2f}")
     if model and model.startswith("local/"):
         text += "; " + LOCAL_NOTE.format(model=model)
-    return Verdict(band, "kappa", kappa.value, ci, action, text, needed, more, target)
+    return Verdict(band, "kappa", kappa.value, ci, action, text, needed, more, target, no_ci)
 
 
 # -- the core ---------------------------------------------------------------------------------------
@@ -479,14 +476,14 @@ def agreement(
     if nq < 2:
         notes.append("one query only: no bootstrap CI (the bootstrap resamples queries and needs at least 2)")
     elif boot_ok and nq < FEW_QUERIES:
-        notes.append(APPROX_NOTE.format(nq=nq, few=FEW_QUERIES))
+        notes.append(APPROX_NOTE.format(nq=nq, few=FEW_QUERIES, method=calibration_ci(nq, STUDENTIZED_MAX_QUERIES)))
     if pw is not None:
         notes.append("weighted by the pairs' inclusion weights: every statistic estimates the population value "
                      "(weighted confusion matrix); the confusion matrix shown holds sample counts")
     rng = np.random.default_rng(seed)
     weights_q = S.query_weights(nq, n_boot, rng) if boot_ok else None
     jack_q = jackknife_weights(nq) if boot_ok else None
-    method = CI_METHOD if nq <= STUDENTIZED_MAX_QUERIES else "BCa"
+    method = calibration_ci(nq, STUDENTIZED_MAX_QUERIES).name
 
     from sklearn.metrics import cohen_kappa_score
 
@@ -505,7 +502,7 @@ def agreement(
         """``fn`` of confusion matrices ``(..., k, k)``: the bootstrap-t interval (relgrade.stats)."""
         if weights_q is None:
             return Agreement(float(value), None, n_)
-        if method == "BCa":  # many queries: BCa is as good there and O(B Q) instead of O(B Q^2)
+        if method == BCA.name:  # many queries: BCa is as good there and O(B Q) instead of O(B Q^2)
             return _agg(value, fn(S.resample(per_query, weights_q)), n_, fn(S.resample(per_query, jack_q)))
         return Agreement(float(value), studentized_ci(fn, per_query, weights_q, bounds=bounds), n_)
 
@@ -608,7 +605,7 @@ def _continuous(pairs: Pairs, h_grades: np.ndarray, threshold: int, k: int, weig
     notes = []
     have = np.isfinite(pairs.score)
     if not have.all():
-        notes.append(f"continuous score missing for {int((~have).sum())} pair(s); Spearman/Kendall/AUC use the rest")
+        notes.append(f"continuous score missing for {plural(int((~have).sum()), 'pair')}; Spearman/Kendall/AUC use the rest")
     x, y, yi, grp = pairs.score[have], h_grades[have], pairs.human[have], pairs.group[have]
     w_pair = None if pw is None else pw[have]
     m = len(x)

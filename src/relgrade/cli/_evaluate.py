@@ -8,6 +8,8 @@ from pathlib import Path
 import click
 
 from relgrade._defaults import DEFAULT_PREDICTION, PREDICTIONS
+from relgrade._intervals import MEAN_CI, MEAN_CI_HELP
+from relgrade._words import plural as _count
 
 K_HELP = "Cutoff of the default metrics (repeatable; default 5 and 10). With --metric, put the cutoff in the name."
 CORPUS_HELP = ("The corpus the run searched (JSONL or TSV): its fingerprint is recorded in the report (gate refuses "
@@ -33,8 +35,8 @@ def _common(f):
         click.option("--no-answer", type=click.Choice(NO_ANSWER_MODES), default=DEFAULT_NO_ANSWER, show_default=True,
                      help=NO_ANSWER_HELP),
         click.option("--n-boot", type=int, default=DEFAULT_N_BOOT, show_default=True,
-                     help="Bootstrap resamples (>= 1) of the commands that bootstrap; evaluate's and compare's 95% CIs "
-                          "are Student t intervals (relgrade.stats) and do not depend on it."),
+                     help=f"Bootstrap resamples (>= 1) of the commands that bootstrap; evaluate's and compare's 95% CIs "
+                          f"are {MEAN_CI} intervals and do not depend on it."),
         click.option("--seed", type=int, default=0, show_default=True, help="Seed of the randomisation test."),
     ]
     for option in reversed(options):
@@ -42,7 +44,9 @@ def _common(f):
     return f
 
 
-@click.command()
+@click.command(help="Score a run against qrels or a golden set: recall@k, precision@k, MRR, nDCG@k with 95% CIs.\n\n"
+               f"{MEAN_CI_HELP}. On a hybrid label set (relgrade hybrid) it also prints where the top-k labels "
+               "came from and the judge's calibration verdict recorded with them.")
 @click.option("--run", "run_paths", required=True, multiple=True,
               help="Run file: TREC run or RAG JSONL. Give it several times for repeats of one configuration (an ANN "
                    "index rebuilt, another seed): mean, between-repeat spread, top-k stability.")
@@ -54,7 +58,6 @@ def _common(f):
 @click.option("--corpus", "corpus_path", help=CORPUS_HELP)
 def evaluate(run_paths, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, show_failures,
              corpus_path):
-    """Score a run against qrels or a golden set: recall@k, precision@k, MRR, nDCG@k with 95% CIs."""
     from relgrade.io._outputs import check_outputs
 
     check_outputs({"--json": json_out}, {"--run": run_paths, "--qrels": qrels_path, "--corpus": corpus_path})
@@ -77,7 +80,7 @@ def evaluate(run_paths, qrels_path, ks, metrics, rel_threshold, no_answer, n_boo
         qrels = hybrid.to_qrels()
     report = run_evaluate(qrels, run, chosen, rel_threshold=rel_threshold,
                           no_answer=no_answer, n_boot=n_boot, seed=seed, corpus=corpus_path)
-    click.echo(f"run {run_path} vs {qrels_path}: {report.n_queries} queries")
+    click.echo(f"run {run_path} vs {qrels_path}: {_count(report.n_queries, 'query', 'queries')}")
     click.echo(report.table())
     data = report.to_dict()
     if hybrid is not None:
@@ -109,6 +112,7 @@ def _provenance(hybrid, qrels, run, report) -> dict:
 
     cov = coverage(qrels, run, hybrid.sources(), report.settings["metrics"], topics=list(report.per_query))
     click.echo(f"labels: {hybrid.summary()}")
+    _say_judge(hybrid.judge())
     click.echo(coverage_table(cov))
     for s in hybrid.stale[:5]:
         click.echo(f"  stale: {s.label.query_id} / {s.label.doc_id} ({s.label.source}): {s.reason}")
@@ -117,11 +121,17 @@ def _provenance(hybrid, qrels, run, report) -> dict:
         "coverage_per_query": {name: {q: dict(v) for q, v in c.per_query.items()} for name, c in cov.items()},
         "labels": hybrid.counts(),
         "stale": [s.to_dict() for s in hybrid.stale],
+        "judge": hybrid.judge(),
     }
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
+def _say_judge(block) -> None:
+    """Print what the judge's calibration says, when the labels hold judge grades (relgrade._verdict)."""
+    from relgrade._verdict import describe
+
+    line = describe(block)
+    if line:
+        click.echo(line)
 
 
 def _print_notes(report, show_failures: int) -> None:
@@ -161,7 +171,9 @@ def _write_json(path: str, data) -> None:
         raise InputError(f"cannot write ({exc.strerror}); choose another --json path", path=path) from None
 
 
-@click.command()
+@click.command(help="Compare two runs per metric: difference, 95% CI and paired randomisation p-value (--qrels), or "
+               "the PPI++ difference from human labels on some queries and judge labels on all (--human and --judge)."
+               f"\n\n{MEAN_CI_HELP}; here of the per-query differences, on [-1, 1].")
 @click.option("--run-a", "run_a", required=True, multiple=True, help="Baseline run (several: repeats of the baseline).")
 @click.option("--run-b", "run_b", required=True, multiple=True, help="Candidate run (several: repeats of the candidate).")
 @click.option("--qrels", "qrels_path", default=None, help="Labels both runs are scored against.")
@@ -185,8 +197,6 @@ def _write_json(path: str, data) -> None:
 @click.option("--corpus", "corpus_path", help=CORPUS_HELP)
 def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds, mapping_path, forbidden_path, alpha,
             ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, corpus_path):
-    """Compare two runs per metric: difference, 95% CI and paired randomisation p-value (--qrels), or the
-    PPI++ difference from human labels on some queries and judge labels on all (--human and --judge)."""
     from relgrade._errors import InputError
     from relgrade.io._outputs import check_outputs
 
@@ -224,6 +234,9 @@ def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds
     chosen = parse_metrics(metrics, ks)
     check_n_boot(n_boot)
     qrels = read_qrels(qrels_path)
+    from relgrade.hybrid import is_hybrid, read_hybrid
+
+    judge = read_hybrid(qrels_path).judge() if is_hybrid(qrels_path) else None
     reports = [
         run_evaluate(qrels, read_run(path), chosen, rel_threshold=rel_threshold,
                      no_answer=no_answer, n_boot=n_boot, seed=seed, corpus=corpus_path)
@@ -233,7 +246,8 @@ def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds
     if corpus_path:
         result.settings["corpus"] = reports[0].settings["corpus"]
     click.echo(f"A = {run_a}\nB = {run_b}")
+    _say_judge(judge)
     click.echo(result.table())
     if json_out:
-        _write_json(json_out, result.to_dict())
+        _write_json(json_out, {**result.to_dict(), "judge": judge})
         click.echo(f"wrote {json_out}")

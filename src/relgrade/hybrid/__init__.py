@@ -26,7 +26,8 @@ from relgrade.hybrid._inputs import (
     JudgeInput, JudgeMapping, crossfit_for_ppi, on_common_scale, read_human_labels, read_judge_labels, read_mapping, require_random_sample,
 )
 from relgrade.hybrid._labels import (
-    HybridLabels, Label, Stale, is_hybrid, merge_labels, read_hybrid, recheck, stale_path_for, text_sha256, write_hybrid,
+    HybridLabels, Label, Stale, calibration_path_for, is_hybrid, merge_labels, read_hybrid, recheck, stale_path_for,
+    text_sha256, write_hybrid,
 )
 from relgrade.hybrid._plan import Plan, judge_worth, plan_labels
 from relgrade.hybrid._ppi import PPI_INTERVAL, Means, human_only_means, ppi_means, ppi_pvalues
@@ -55,6 +56,7 @@ __all__ = [
     "SourceDifference",
     "Stale",
     "TauResult",
+    "calibration_path_for",
     "coverage",
     "crossfit_for_ppi",
     "coverage_table",

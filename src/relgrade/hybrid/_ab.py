@@ -21,17 +21,18 @@ from typing import Any
 
 import numpy as np
 
+from relgrade._intervals import described
+from relgrade._verdict import judge_block
+from relgrade._words import plural
 from relgrade.io import Qrels, Run
 from relgrade.metrics import Metric
 from relgrade.metrics._evaluate import text_table
 from relgrade.metrics._settings import DEFAULT_NO_ANSWER
-from relgrade.hybrid._estimate import _intervals, label_settings, prepare, run_leaks, too_few_answerable
+from relgrade.hybrid._estimate import _intervals, interval_names, label_settings, prepare, run_leaks, too_few_answerable
 from relgrade.hybrid._predict import DEFAULT_PREDICTION, predict
 from relgrade.hybrid._values import answerable, per_query_values
 from relgrade.hybrid._plan import judge_worth
-from relgrade.hybrid._ppi import PPI_INTERVAL, ppi_point
-from relgrade.hybrid._ratio import RATIO_INTERVAL
-from relgrade.stats._augmented import MEAN_INTERVAL
+from relgrade.hybrid._ppi import ppi_point
 
 
 @dataclass(frozen=True)
@@ -61,9 +62,9 @@ class DifferenceEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {"ppi": {"a": self.a, "b": self.b, "value": self.diff, "ci95": list(self.ci95), "lam": self.lam,
-                        "interval": self.interval},
+                        "interval": self.interval, "method": described(self.interval)},
                 "human_only": {"value": self.human_only, "ci95": list(self.human_ci95), "n_queries": self.n_labeled,
-                               "interval": self.human_interval},
+                               "interval": self.human_interval, "method": described(self.human_interval)},
                 "judge_only": {"value": self.judge_only, "n_queries": self.n_queries},
                 "width_ratio": self.width_ratio, "effective_human_queries": self.effective_n, "note": self.note}
 
@@ -80,13 +81,14 @@ class PairedReport:
     notes: tuple[str, ...] = ()
     settings: dict[str, Any] = field(default_factory=dict)
     leaks: tuple[dict[str, Any], ...] | None = None  # B's leaks; None: no forbidden documents were given
+    judge: dict[str, Any] | None = None  # judge labels and the judge's calibration (relgrade._verdict.judge_block)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "compare", "a": self.a, "b": self.b,
                 "aggregate": {m: d.to_dict() for m, d in self.differences.items()},
                 "n_labeled": len(self.labeled), "n_unlabeled": len(self.unlabeled),
                 "leaks": None if self.leaks is None else [dict(x) for x in self.leaks],
-                "notes": list(self.notes), "settings": self.settings}
+                "notes": list(self.notes), "settings": self.settings, "judge": self.judge}
 
     def table(self) -> str:
         head = ("metric", "B-A PPI++", "95% CI", "B-A human", "95% CI", "judge", "width", "judge worth")
@@ -99,7 +101,7 @@ class PairedReport:
                          "n/a" if d.judge_only is None else f"{d.judge_only:+.4f}",
                          "" if d.width_ratio is None else f"{d.width_ratio:.2f}", worth))
         n, N = len(self.labeled), len(self.labeled) + len(self.unlabeled)
-        return "\n".join([f"B - A over {n} human-labeled queries of {N}; 95% intervals", text_table(head, rows, "<><><>><"),
+        return "\n".join([f"B - A over {plural(n, 'human-labeled query', 'human-labeled queries')} of {N}; 95% intervals", text_table(head, rows, "<><><>><"),
                           "width = PPI / human-only interval width before clipping; judge worth = human-labeled "
                           "queries the human-only interval would need to be as narrow"])
 
@@ -121,10 +123,12 @@ def compare_runs(
     prediction: str = DEFAULT_PREDICTION,
     folds: int | None = None,
     seed: int = 0,
+    calibration: Any = None,
 ) -> PairedReport:
     """PPI++ difference ``B - A`` of each metric with its interval, beside the human-only and judge-only ones;
     ``judge``, ``prediction``, ``folds``, ``seed`` and ``crossfit`` as for :func:`relgrade.hybrid.estimate` (one
-    prediction model for both runs)."""
+    prediction model for both runs); ``calibration`` (the judge's :class:`relgrade._verdict.JudgeVerdict`, or None)
+    is recorded in the report's ``judge`` block, which ``relgrade gate --paired`` reads."""
     runs = [r if isinstance(r, Run) else Run.from_dict(r, name=name) for r, name in ((run_a, "A"), (run_b, "B"))]
     human_q, sets, judge_q, chosen, labeled, unlabeled, rel_threshold = prepare(human, judge, metrics, k, no_answer,
                                                                                 rel_threshold, runs)
@@ -139,7 +143,7 @@ def compare_runs(
     D, Dj = Y[1] - Y[0], P[1] - P[0]
     ppi, human_only = _intervals(D, A, Dj, Ahat, n, no_answer, alpha, bounds=(-1.0, 1.0))
     judged = np.ones(len(population), bool) if no_answer == "zero" else Ahat > 0.5  # soft: more likely than not
-    names = (RATIO_INTERVAL, RATIO_INTERVAL) if no_answer == "exclude" else (PPI_INTERVAL, MEAN_INTERVAL)
+    names, human_names = interval_names(no_answer, D, bounds=(-1.0, 1.0))
     out = {}
     for j, metric in enumerate(chosen):
         lam = float(ppi.lam[j])
@@ -159,7 +163,7 @@ def compare_runs(
             metric.name, each[0], each[1], diff, (min(float(ppi.lo[j]), diff), max(float(ppi.hi[j]), diff)),
             float(human_only.value[j]), (float(human_only.lo[j]), float(human_only.hi[j])),
             float(Dj[judged, j].mean()) if judged.any() else None, n, len(population), lam, half,
-            worth, names[0], names[1], note)
+            worth, names[0], human_names[j], note)
     notes = []
     absent = [q for q in labeled if any(q not in set(r.query_id.tolist()) for r in runs)]
     if absent:
@@ -172,7 +176,8 @@ def compare_runs(
                                  alpha=alpha, crossfit=crossfit, prediction=pred.description, intervals=names,
                                  leak_k=cut, forbidden=fq, sets=sets),
                 "runs": [runs[0].name, runs[1].name]}
-    return PairedReport(runs[0].name, runs[1].name, out, labeled, unlabeled, tuple(notes), settings, leaks)
+    return PairedReport(runs[0].name, runs[1].name, out, labeled, unlabeled, tuple(notes), settings, leaks,
+                        judge_block(sum(map(len, judge_q.labels.values())), calibration))
 
 
 def _run_value(y, yhat, A, Ahat, n: int, lam: float, no_answer: str) -> float:

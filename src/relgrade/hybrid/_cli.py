@@ -9,6 +9,7 @@ import click
 
 from relgrade._defaults import DEFAULT_FOLDS, DEFAULT_PREDICTION, PREDICTIONS
 from relgrade._errors import InputError
+from relgrade._intervals import MEAN_CI, PERCENTILE, PPI
 from relgrade.io._outputs import check_outputs
 from relgrade.cli._evaluate import K_HELP, METRIC_HELP
 from relgrade.metrics._measures import DEFAULT_RANK_METRIC
@@ -22,10 +23,13 @@ PREDICTION_HELP = ("How the judges predict each query's metric: soft = the expec
                    "hard = the metric on one judge's grades.")
 FOLDS_HELP = (f"Folds of the soft prediction's cross-fit over the human-labeled queries (2 to their number). "
               f"Default: {DEFAULT_FOLDS}, or one per labeled query when fewer.")
-MAPPING_SOFT = ("--mapping is used by --prediction hard only: the soft prediction calibrates the judges' own grades "
-                "itself, cross-fitted on the human labels")
-MAPPING_HELP = ("Judge-to-human grade mapping: the JSON of 'relgrade calibrate --json' or "
-                "{\"adopted\": true, \"table\": {\"0\": 0, ...}}; applied only when adopted.")
+MAPPING_SOFT = ("--mapping's grade table is used by --prediction hard only: the soft prediction calibrates the "
+                "judges' own grades itself, cross-fitted on the human labels (the calibration's verdict is still "
+                "recorded)")
+MAPPING_HELP = ("The judge's calibration: the JSON of 'relgrade calibrate --json' (its verdict then travels with the "
+                "labels and reports; with --prediction hard its grade mapping is applied when calibration adopted it), "
+                "or a bare mapping {\"adopted\": true, \"table\": {\"0\": 0, ...}} (the judge then counts as not "
+                "calibrated).")
 
 
 def _write_json(path: str, data) -> None:
@@ -66,14 +70,30 @@ def _as_dict(labels) -> dict[str, dict[str, int]]:
     return out
 
 
-def _mapping_note(judge, mapping, prediction: str = "hard") -> None:
+def _mapping_note(judge, mapping, prediction: str = "hard", *, n_judge: int | None = None, strict: bool = True):
+    """Print how the judge's grades were taken and what its calibration says (for ``n_judge`` judge labels in use,
+    default all of them); return its verdict (or None). ``strict``: a calibration of another model is an error
+    (one judge); else that judge counts as not calibrated (several judges, one calibration file)."""
+    from relgrade._verdict import describe, judge_block
+    from relgrade._words import plural
+
     if judge.n_unjudged:
-        click.echo(f"{judge.n_unjudged} judge pair(s) without a grade (null) left unlabeled")
+        click.echo(f"{plural(judge.n_unjudged, 'judge pair')} without a grade (null) left unlabeled")
     if mapping is not None and prediction != "hard":
         click.echo(f"note: {MAPPING_SOFT}")
     elif mapping is not None:
         click.echo("judge grades mapped with the calibrated mapping" if mapping.adopted
                    else "mapping not adopted by calibration: judge grades used as they are")
+    try:
+        verdict = None if mapping is None else mapping.verdict(judge.model)
+    except InputError:
+        if strict:
+            raise
+        verdict = None
+    line = describe(judge_block(len(judge.labels) if n_judge is None else n_judge, verdict))
+    if line:
+        click.echo(line)
+    return verdict
 
 
 def ppi_inputs(metrics, ks, forbidden_path, human_path, judge_paths, mapping_path, rel_threshold, prediction):
@@ -88,10 +108,15 @@ def ppi_inputs(metrics, ks, forbidden_path, human_path, judge_paths, mapping_pat
     return chosen, forbidden, human, jins, mapping, crossfit, reuse
 
 
-def ppi_notes(jins, mapping, prediction: str, reuse: str | None, report) -> None:
-    """The lines before estimate's and compare --human's tables: mapping, cross-fit and prediction."""
-    for jin in jins:
-        _mapping_note(jin, mapping, prediction)
+def ppi_verdicts(jins, mapping, prediction: str):
+    """Print how each judge's grades were taken and what its calibration says (:func:`_mapping_note`); return the
+    calibration verdict the report records (the first judge's that has one, or None)."""
+    verdicts = [_mapping_note(jin, mapping, prediction, strict=len(jins) == 1) for jin in jins]
+    return next((v for v in verdicts if v is not None), None)
+
+
+def ppi_notes(reuse: str | None, report) -> None:
+    """The lines before estimate's and compare --human's tables: cross-fit and prediction."""
     if reuse:
         click.echo(f"note: {reuse}")
     click.echo(prediction_line(report.settings["prediction"]))
@@ -152,12 +177,14 @@ def estimate(run_path, human_path, judge_paths, prediction, folds, ks, metrics, 
     chosen, forbidden, human, jins, mapping, crossfit, reuse = ppi_inputs(
         metrics, ks, forbidden_path, human_path, judge_paths, mapping_path, rel_threshold, prediction)
     run = read_run(run_path)
+    calibration = ppi_verdicts(jins, mapping, prediction)
     report = run_estimate(run, human, jins, chosen, rel_threshold=rel_threshold, no_answer=no_answer, alpha=alpha,
                           forbidden=forbidden, crossfit=crossfit, prediction=prediction, folds=folds,
-                          target_width=target_width)
-    ppi_notes(jins, mapping, prediction, reuse, report)
+                          target_width=target_width, calibration=calibration)
+    ppi_notes(reuse, report)
     click.echo(f"run {run_path}")
     click.echo(report.table())
+    notes: dict[str, list[str]] = {}  # each note once, with the metrics it concerns
     for name, e in report.estimates.items():
         if e.effective_n is not None:
             click.echo(f"{name}: the judge was worth {e.effective_n:.0f} human-labeled queries "
@@ -165,7 +192,9 @@ def estimate(run_path, human_path, judge_paths, prediction, folds, ks, metrics, 
         if e.plan is not None:
             click.echo(e.plan.sentence(name, e.n_labeled, alpha))
         if e.note:
-            click.echo(f"{name}: note: {e.note}")
+            notes.setdefault(e.note, []).append(name)
+    for note, names in notes.items():
+        click.echo(f"{', '.join(names)}: note: {note}")
     report_tail(report, mapping, mapping_path, json_out, "relgrade gate")
 
 
@@ -180,7 +209,8 @@ def report_tail(report, mapping, mapping_path: str | None, json_out: str | None,
         for row in report.leaks[:5]:
             click.echo(f"  {row['query_id']}: {row['doc_id']} at rank {row['rank']}")
     elif report.leaks is None:
-        click.echo(f"no --forbidden: the report carries no leak check, and '{gate}' fails on it")
+        click.echo(f"no --forbidden: the report carries no leak check, and '{gate}' fails on it unless told "
+                   "--no-tenants (the runs serve no tenants)")
     if json_out:
         data = report.to_dict()
         data["settings"]["mapping"] = None if mapping is None else {"path": mapping_path, "adopted": mapping.adopted}
@@ -231,9 +261,11 @@ def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, sh
             texts.update(read_run(path).texts)
         if not texts:
             raise InputError("the --run files hold no chunk texts; pass --corpus or a RAG JSONL run with texts")
-    merged = merge_labels(human, jin.labels if jin else (), texts=texts, missing_is_stale=missing_is_stale, source=out)
+    verdict = None if mapping is None or jin is None else mapping.verdict(jin.model)
+    merged = merge_labels(human, jin.labels if jin else (), texts=texts, missing_is_stale=missing_is_stale, source=out,
+                          calibration=verdict)
     if jin is not None:
-        _mapping_note(jin, mapping)
+        _mapping_note(jin, mapping, n_judge=merged.counts()["judge"])
     if texts is None:
         click.echo("no --corpus or --run: labels are not checked for staleness")
     write_hybrid(merged, out)
@@ -241,8 +273,11 @@ def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, sh
     for s in merged.stale[:show_stale]:
         who = s.label.annotator or s.label.model or s.label.source
         click.echo(f"  stale: {s.label.query_id} / {s.label.doc_id} ({s.label.source} {who}): {s.reason}")
-    stale_note = f" and {len(merged.stale)} stale labels to {out}.stale.jsonl" if merged.stale else ""
-    click.echo(f"wrote {out}{stale_note}")
+    from relgrade.hybrid import calibration_path_for, stale_path_for
+
+    sides = [f"{len(merged.stale)} stale labels to {stale_path_for(out)}"] if merged.stale else []
+    sides += [f"the judge's calibration to {calibration_path_for(out)}"] if verdict is not None else []
+    click.echo(f"wrote {out}" + (f" and {' and '.join(sides)}" if sides else ""))
 
 
 @click.command()
@@ -258,7 +293,8 @@ def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, sh
 @click.option("--no-answer", type=click.Choice(NO_ANSWER_MODES), default=DEFAULT_NO_ANSWER, show_default=True,
               help=NO_ANSWER_HELP)
 @click.option("--mapping", "mapping_path", default=None, help=MAPPING_HELP)
-@click.option("--n-boot", type=int, default=DEFAULT_N_BOOT, show_default=True, help="Bootstrap resamples for the Kendall tau CIs (>= 1); the pairwise differences use t intervals.")
+@click.option("--n-boot", type=int, default=DEFAULT_N_BOOT, show_default=True, help=f"Bootstrap resamples for the Kendall tau CIs ({PERCENTILE.name}, >= 1); the pairwise "
+              f"differences use {MEAN_CI} (human, judge) and {PPI.name} intervals.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and the permutations.")
 @click.option("--json", "json_out", metavar="OUT", help="Write rankings, taus and pairs as JSON here.")
 def rank_systems(run_paths, human_path, judge_paths, prediction, folds, metrics, rel_threshold, no_answer, mapping_path,
@@ -284,8 +320,7 @@ def rank_systems(run_paths, human_path, judge_paths, prediction, folds, metrics,
         if name in runs:
             raise InputError(f"--run {path} is given twice", path=path)
         runs[name] = read_run(path, name=name)
-    for jin in jins:
-        _mapping_note(jin, mapping, prediction)
+    verdict = ppi_verdicts(jins, mapping, prediction)
     results = [run_rank(runs, human, jins, m, rel_threshold=rel_threshold, no_answer=no_answer, n_boot=n_boot,
                         seed=seed, prediction=prediction, folds=folds) for m in chosen]
     if results:
@@ -293,5 +328,8 @@ def rank_systems(run_paths, human_path, judge_paths, prediction, folds, metrics,
     for r in results:
         click.echo(r.table())
     if json_out:
-        _write_json(json_out, {"metrics": {r.metric: r.to_dict() for r in results}})
+        from relgrade._verdict import judge_block
+
+        _write_json(json_out, {"metrics": {r.metric: r.to_dict() for r in results},
+                               "judge": judge_block(sum(len(j.labels) for j in jins), verdict)})
         click.echo(f"wrote {json_out}")

@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 
 from relgrade._errors import InputError
+from relgrade._verdict import judge_block
+from relgrade._words import plural
 from relgrade.io import Qrels, Run
 from relgrade.metrics import Metric, parse_metrics
 from relgrade.metrics._evaluate import find_leaks, no_shared_queries
@@ -39,10 +41,11 @@ from relgrade.hybrid._estimate_report import EstimateReport, MetricEstimate
 from relgrade.hybrid._predict import DEFAULT_PREDICTION, judge_sets, predict, union_qrels
 from relgrade.hybrid._plan import judge_worth, plan_labels
 from relgrade.hybrid._ppi import PPI_INTERVAL, Means, human_only_means, ppi_means
-from relgrade.hybrid._ratio import RATIO_INTERVAL, ratio_means
+from relgrade.hybrid._ratio import HUMAN_RATIO_INTERVAL, RATIO_INTERVAL, ratio_means
 from relgrade.hybrid._values import answerable, per_query_values, split_queries
 from relgrade.hybrid._values import as_qrels as _as_qrels
-from relgrade.stats._augmented import MEAN_INTERVAL, column
+from relgrade._intervals import mean_ci
+from relgrade.stats._augmented import MEAN_INTERVAL, at_bounds, column
 
 __all__ = ["EstimateReport", "MetricEstimate", "answerable", "estimate", "per_query_values", "split_queries"]
 
@@ -100,6 +103,7 @@ def estimate(
     folds: int | None = None,
     seed: int = 0,
     target_width: float | None = None,
+    calibration: Any = None,
 ) -> EstimateReport:
     """PPI++ estimate, human-only and judge-only values of each metric (default: as ``evaluate``).
 
@@ -119,6 +123,9 @@ def estimate(
 
     ``target_width``: each estimate carries a :class:`~relgrade.hybrid._plan.Plan`, the human-labeled
     queries an interval of that width (before clipping) needs without and with the judge.
+
+    ``calibration`` (a :class:`relgrade._verdict.JudgeVerdict`, from ``relgrade calibrate``): recorded in the
+    report's ``judge`` block, so that ``relgrade gate`` knows what the judge is worth (None: not calibrated).
     """
     if target_width is not None and not (isinstance(target_width, (int, float)) and 0 < target_width <= 1):
         raise InputError(f"--target-width must be a width in (0, 1] (e.g. 0.1), got {target_width!r}")
@@ -139,24 +146,25 @@ def estimate(
     judged = np.ones(len(population), bool) if no_answer == "zero" else Ahat > 0.5  # soft: more likely than not
     judge_only = J[judged].mean(axis=0) if judged.any() else None
     if no_answer == "exclude" and n - int((A > 0).sum()):
-        notes.append(f"{n - int((A > 0).sum())} human-labeled queries have no relevant document: kept out of "
-                     "the means (--no-answer exclude)")
+        notes.append(f"{plural(n - int((A > 0).sum()), 'human-labeled query has', 'human-labeled queries have')} "
+                     "no relevant document: kept out of the means (--no-answer exclude)")
     hum_cov, jud_cov = _coverages(human_q, judge_q, run, chosen, labeled, population)
-    notes += _coverage_notes(hum_cov, judge_q, labeled, prediction)
+    notes += _coverage_notes(hum_cov, jud_cov, judge_q, labeled, prediction)
     absent = [q for q in labeled if q not in in_run]
     if absent:
-        notes.append(f"{len(absent)} of the {n} human-labeled queries are not in the run (e.g. {', '.join(absent[:3])}): "
+        notes.append(f"{len(absent)} of the {plural(n, 'human-labeled query', 'human-labeled queries')} are not in the run (e.g. {', '.join(absent[:3])}): "
                      "they score 0 under human and judge labels alike, which the estimates count as measured; "
                      "check that the run answers the queries that were labeled")
     ignored = sorted(in_run - set(population))
     if ignored:
-        notes.append(f"{len(ignored)} run queries have no label from humans or the judge and were ignored")
+        notes.append(f"{plural(len(ignored), 'run query has', 'run queries have')} no label from humans or the judge "
+                     f"and {'was' if len(ignored) == 1 else 'were'} ignored")
     if not unlabeled:
         notes.append("every query is human-labeled: the PPI estimate is the human-only one")
 
-    names = (RATIO_INTERVAL, RATIO_INTERVAL) if no_answer == "exclude" else (PPI_INTERVAL, MEAN_INTERVAL)
-    out = {m.name: _metric(j, m, ppi, classical, n, len(population), judge_only, len(human_q) / n, names, alpha,
-                           target_width) for j, m in enumerate(chosen)}
+    names, human_names = interval_names(no_answer, Y)
+    out = {m.name: _metric(j, m, ppi, classical, n, len(population), judge_only, len(human_q) / n,
+                           (names[0], human_names[j]), alpha, target_width) for j, m in enumerate(chosen)}
     per_query = {
         "human": {q: {m.name: float(Y[i, j]) for j, m in enumerate(chosen)} for i, q in enumerate(labeled)},
         "judge": {q: {m.name: float(J[i, j]) for j, m in enumerate(chosen)} for i, q in enumerate(population)},
@@ -169,7 +177,18 @@ def estimate(
                                                      forbidden=fq, sets=sets),
                 "run": run.name, "human": human_q.source, "judge": judge_q.source}
     return EstimateReport(out, labeled, unlabeled, {k_: c.human for k_, c in hum_cov.items()},
-                          {k_: c.judge for k_, c in jud_cov.items()}, tuple(notes), per_query, settings, leaks)
+                          {k_: c.judge for k_, c in jud_cov.items()}, tuple(notes), per_query, settings, leaks,
+                          judge_block(sum(map(len, judge_q.labels.values())), calibration))
+
+
+def interval_names(no_answer: str, Y: np.ndarray, bounds=(0.0, 1.0)) -> tuple[tuple[str, str], list[str]]:
+    """``((PPI, human-only) names the report's settings record, [human-only name of each column])``, from
+    :mod:`relgrade._intervals`: the human-only interval of a column is plus-two when its values are 0/1, the
+    ratio's under ``--no-answer exclude``."""
+    if no_answer == "exclude":
+        return (RATIO_INTERVAL, HUMAN_RATIO_INTERVAL), [HUMAN_RATIO_INTERVAL] * Y.shape[1]
+    binary = at_bounds(Y, *bounds)
+    return (PPI_INTERVAL, MEAN_INTERVAL), [mean_ci(bool(b)).name for b in binary]
 
 
 def run_leaks(forbidden, population, run: Run, cut: int, rel_threshold: int):
@@ -230,16 +249,23 @@ def _coverages(human_q, judge_q, run, chosen, labeled, population):
     return hum, jud
 
 
-def _coverage_notes(hum_cov, judge_q, labeled, prediction: str) -> list[str]:
+def _coverage_notes(hum_cov, jud_cov, judge_q, labeled, prediction: str) -> list[str]:
     notes = []
     gaps = {name: c.human for name, c in hum_cov.items() if c.n_docs and c.human < 1}
     if gaps:
         worst = min(gaps, key=gaps.get)
         notes.append(f"humans labeled only {gaps[worst]:.1%} of the {worst} top-k pairs of the labeled queries; "
                      "unlabeled pairs count as not relevant: label every top-k pair of each labeled query")
+    shallow = {name: c.judge for name, c in jud_cov.items() if c.n_docs and c.judge < 1}
+    if shallow:  # the depth rule: a metric that reads deeper than the judge pooled meets unjudged chunks
+        worst = min(shallow, key=shallow.get)
+        notes.append(f"the judge graded only {shallow[worst]:.1%} of the chunks {worst} reads; the others count as "
+                     "not relevant: judge with --depth at least the metric's cutoff, or the results per query for mrr "
+                     "and ndcg without one (or use mrr@k)")
     no_judge = [q for q in labeled if q not in judge_q.labels]
     if no_judge:
-        notes.append(f"{len(no_judge)} human-labeled queries have no judge label (judge values "
-                     f"{'0' if prediction == 'hard' else 'from the base rate of pairs no judge graded'} there); "
+        notes.append(f"{plural(len(no_judge), 'human-labeled query has', 'human-labeled queries have')} no judge label "
+                     f"(judge values {'0' if prediction == 'hard' else 'from the base rate of pairs no judge graded'} "
+                     "there); "
                      f"e.g. {', '.join(no_judge[:3])}")
     return notes

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from relgrade._intervals import described
+from relgrade._words import plural
 from relgrade.hybrid._plan import Plan
 
 WIDTH_HELP = ("width = PPI / human-only interval width, both before clipping to [0, 1]; judge worth = human-labeled "
@@ -52,9 +54,10 @@ class MetricEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "ppi": {"value": self.ppi, "ci95": list(self.ppi_ci95), "lam": self.lam, "interval": self.interval},
+            "ppi": {"value": self.ppi, "ci95": list(self.ppi_ci95), "lam": self.lam, "interval": self.interval,
+                    "method": described(self.interval)},
             "human_only": {"value": self.human_only, "ci95": list(self.human_ci95), "n_queries": self.n_labeled,
-                           "interval": self.human_interval},
+                           "interval": self.human_interval, "method": described(self.human_interval)},
             "judge_only": {"value": self.judge_only, "n_queries": self.n_queries},
             "width_ratio": self.width_ratio,
             "effective_human_queries": self.effective_n,
@@ -83,6 +86,7 @@ class EstimateReport:
     per_query: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     leaks: tuple[dict[str, Any], ...] | None = None  # None: no forbidden documents were given
+    judge: dict[str, Any] | None = None  # judge labels and the judge's calibration (relgrade._verdict.judge_block)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,7 +95,7 @@ class EstimateReport:
             "labeled_queries": list(self.labeled),
             "coverage": {"human_on_labeled": self.human_coverage, "judge_on_all": self.judge_coverage},
             "leaks": None if self.leaks is None else [dict(x) for x in self.leaks],
-            "notes": list(self.notes), "per_query": self.per_query, "settings": self.settings,
+            "notes": list(self.notes), "per_query": self.per_query, "settings": self.settings, "judge": self.judge,
         }
 
     def table(self) -> str:
@@ -108,5 +112,8 @@ class EstimateReport:
             judge = "n/a" if e.judge_only is None else f"{e.judge_only:.4f}"
             rows.append((name, f"{e.ppi:.4f}", f"[{e.ppi_ci95[0]:.4f}, {e.ppi_ci95[1]:.4f}]", f"{e.human_only:.4f}",
                          f"[{e.human_ci95[0]:.4f}, {e.human_ci95[1]:.4f}]", judge, ratio, e.worth()))
-        return "\n".join([f"{n} human-labeled queries of {N}; 95% intervals{scope}", text_table(head, rows, "<><><>><"),
+        kinds = ", ".join(dict.fromkeys(e.interval for e in self.estimates.values()))
+        humans = ", ".join(dict.fromkeys(e.human_interval for e in self.estimates.values()))
+        return "\n".join([f"{plural(n, 'human-labeled query', 'human-labeled queries')} of {N}; 95% intervals{scope} "
+                           f"({kinds}; human-only: {humans})", text_table(head, rows, "<><><>><"),
                           WIDTH_HELP])

@@ -39,6 +39,8 @@ from typing import Any
 import numpy as np
 
 from relgrade._errors import InputError
+from relgrade._intervals import PERCENTILE, PPI_JOINT
+from relgrade._words import plural
 from relgrade.io import Run
 from relgrade.metrics import Metric, paired_difference, parse_metric
 from relgrade.metrics._evaluate import no_shared_queries
@@ -51,7 +53,7 @@ from relgrade.hybrid._ppi import ppi_means, ppi_point, ppi_pvalues
 from relgrade.hybrid._ratio import RATIO_INTERVAL, ratio_means
 from relgrade.stats._augmented import joint_lambda, prepare
 
-JOINT_INTERVAL = "ppi-t-augmented-hall-joint"  # rank-systems: one lam for every system and pair
+JOINT_INTERVAL = PPI_JOINT.name  # rank-systems: one lam for every system and pair
 
 SOURCES = ("human", "judge", "ppi")
 
@@ -100,7 +102,7 @@ class TauResult:
                 "interval": TAU_CI_NOTE}
 
 
-TAU_CI_NOTE = ("descriptive: percentile bootstrap over queries; tau is a step function of the means and, with close "
+TAU_CI_NOTE = (f"descriptive: {PERCENTILE.name} over queries; tau is a step function of the means and, with close "
                "systems, misses a true tau of 1 in about half of the draws at 15 labeled queries "
                "(benchmarks/tau_ci_coverage.py); decide on the pairwise differences")
 
@@ -129,7 +131,8 @@ class RankingReport:
                 "n_labeled": self.n_labeled, "n_queries": self.n_queries, "settings": self.settings}
 
     def table(self) -> str:
-        lines = [f"== {self.metric}: {len(self.systems)} systems, {self.n_labeled} human-labeled of {self.n_queries} queries",
+        lines = [f"== {self.metric}: {plural(len(self.systems), 'system')}, {self.n_labeled} human-labeled of "
+                 f"{plural(self.n_queries, 'query', 'queries')}",
                  f"{'system':<24}" + "".join(f"{s:>10}" for s in SOURCES)]
         for name in self.rankings["ppi"]:
             lines.append(f"{name:<24}" + "".join(f"{'n/a':>10}" if self.values[s][name] is None
@@ -141,7 +144,7 @@ class RankingReport:
         if self.taus:
             lines.append("(tau CIs are " + TAU_CI_NOTE + ")")
         if self.flipped:
-            lines.append(f"{len(self.flipped)} pair(s) ordered differently by the label sources:")
+            lines.append(f"{plural(len(self.flipped), 'pair')} ordered differently by the label sources:")
         else:
             lines.append("no pair of systems is ordered differently by the label sources")
         for p in self.flipped:
@@ -278,11 +281,13 @@ def rank_systems(
         dh = paired_difference(H[hq, i], H[hq, j], n_boot=n_boot, n_perm=n_perm, seed=seed)
         dj = paired_difference(J[jq, i], J[jq, j], n_boot=n_boot, n_perm=n_perm, seed=seed)
         by = {
-            "human": SourceDifference(dh.diff, dh.ci95, dh.p_value, "paired randomisation (labeled queries)"),
-            "judge": SourceDifference(dj.diff, dj.ci95, dj.p_value, "paired randomisation (all queries)"),
+            "human": SourceDifference(dh.diff, dh.ci95, dh.p_value,
+                                      f"{dh.interval} interval; p-value: paired randomisation (labeled queries)"),
+            "judge": SourceDifference(dj.diff, dj.ci95, dj.p_value,
+                                      f"{dj.interval} interval; p-value: paired randomisation (all queries)"),
             "ppi": SourceDifference(float(sys_ppi.value[j] - sys_ppi.value[i]),
                                     (float(pair_ppi.lo[k]), float(pair_ppi.hi[k])), float(p_ppi[k]),
-                                    "PPI++ at the joint lam (interval and p-value of one construction)"),
+                                    f"{PPI_JOINT.name} interval; p-value: the same construction's t test"),
         }
         flips = tuple(f"{x} vs {y}" for x, y in source_pairs if _sign(by[x].diff) * _sign(by[y].diff) < 0)
         pairs.append(PairResult(names[i], names[j], by, flips))

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from relgrade._intervals import PPI_RATIO, RATIO
 from relgrade.hybrid._ppi import Means, ppi_means
 from relgrade.stats._augmented import Pseudo, pseudo_rows
 
-RATIO_INTERVAL = "ppi-t-augmented-hall-ratio"  # the no-answer ratio's interval (test inversion at one lam)
+RATIO_INTERVAL = PPI_RATIO.name  # the no-answer ratio's interval (test inversion at one lam)
+HUMAN_RATIO_INTERVAL = RATIO.name  # the same inversion at lam = 0: the human-only ratio
 _STEPS = 54  # bisection steps: the ends to machine precision over the search range
 
 

@@ -65,11 +65,12 @@ class EvalReport:
         return frame
 
     def table(self) -> str:
-        lines = [f"{'metric':<16}{'value':>8}   95% CI (bootstrap over {self.n_queries} queries)"]
-        for name, est in self.aggregate.items():
-            ci = "" if est.ci95 is None else f"[{est.ci95[0]:.4f}, {est.ci95[1]:.4f}]"
-            lines.append(f"{name:<16}{est.value:>8.4f}   {ci}")
-        return "\n".join(lines)
+        from relgrade._words import plural
+
+        head = ("metric", "value", f"95% CI over {plural(self.n_queries, 'query', 'queries')}", "interval")
+        rows = [(name, f"{est.value:.4f}", "" if est.ci95 is None else f"[{est.ci95[0]:.4f}, {est.ci95[1]:.4f}]",
+                 est.interval or "") for name, est in self.aggregate.items()]
+        return text_table(head, rows, "<><<")
 
 
 def evaluate(
@@ -254,7 +255,8 @@ class Comparison:
                 "settings": self.settings}
 
     def table(self) -> str:
-        head = ("metric", "A", "B", "B-A", "95% CI of B-A", "p (paired randomisation)")
+        kinds = ", ".join(dict.fromkeys(d.interval for d in self.differences.values() if d.interval))
+        head = ("metric", "A", "B", "B-A", "95% CI of B-A" + (f" ({kinds})" if kinds else ""), "p (paired randomisation)")
         rows = [(name, f"{d.a:.4f}", f"{d.b:.4f}", f"{d.diff:+.4f}",
                  "n/a" if d.ci95 is None else f"[{d.ci95[0]:+.4f}, {d.ci95[1]:+.4f}]", f"{d.p_value:.4f}")
                 for name, d in self.differences.items()]

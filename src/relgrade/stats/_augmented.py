@@ -59,8 +59,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-MEAN_INTERVAL = "t-augmented-hall"  # the human-only interval (lam = 0): evaluate, compare, estimate's human column
-PPI_INTERVAL = "ppi-t-augmented-hall"  # the PPI++ interval of this module with lam tuned
+from relgrade._intervals import MEAN_CI, PPI  # the names live in one place
+
+MEAN_INTERVAL = MEAN_CI  # the human-only interval (lam = 0): evaluate, compare, estimate's human column
+PPI_INTERVAL = PPI.name  # the PPI++ interval of this module with lam tuned
 SKEW_CAP = 0.75  # |skewness| <= SKEW_CAP / t in Hall's transformation
 NONE, FLOOR, PLUS_TWO = 0, 1, 2  # pseudo-row kind of a column
 _GRID = np.linspace(0.0, 1.0, 101)  # the share e of the fitted slope a candidate lam uses
