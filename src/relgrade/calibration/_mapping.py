@@ -39,8 +39,10 @@ import numpy as np
 from relgrade._errors import InputError
 from relgrade.calibration import _monotone as M
 from relgrade.calibration import _stats as S
-from relgrade.calibration._agreement import DEFAULT_SCALE, Agreement, Labels, Pairs, Scores, _agg, align, check_scale
 from relgrade.calibration._fingerprint import LabelFingerprint
+from relgrade.calibration._intervals import bca_agreement
+from relgrade.calibration._pairs import Pairs, align, check_scale
+from relgrade.calibration._results import DEFAULT_SCALE, Agreement, Labels, Scores
 
 STATISTICS = {"kappa": "unweighted", "kappa_linear": "linear", "kappa_quadratic": "quadratic"}
 KINDS = ("table", "cuts")
@@ -175,7 +177,8 @@ def _guard(per_id: np.ndarray, per_new: np.ndarray, nq: int, weight: str, n_boot
         gain_reps = a_reps - b_reps
     else:
         b_reps = a_reps = gain_reps = None
-    return _agg(before_v, b_reps, n), _agg(after_v, a_reps, n), _agg(after_v - before_v, gain_reps, n)
+    return (bca_agreement(before_v, b_reps, n), bca_agreement(after_v, a_reps, n),
+            bca_agreement(after_v - before_v, gain_reps, n))
 
 
 def _folds(groups: np.ndarray, n_splits: int):

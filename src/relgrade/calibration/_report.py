@@ -12,7 +12,8 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from relgrade.calibration._agreement import Agreement, CalibrationReport, Disagreement
+from relgrade.calibration._disagreements import Disagreement
+from relgrade.calibration._results import Agreement, CalibrationReport
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;color:#1d2230;padding:0 1rem}
