@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from html import escape
 
 import numpy as np
 import pytest
 
 from relgrade.cli import main
 from relgrade.calibration import read_judge
+from relgrade.stats import BCA_CI_NAME, STUDENTIZED_CI_NAME
 
 
 @pytest.fixture()
@@ -53,6 +55,10 @@ def test_calibrate_writes_the_json_contract_and_a_safe_report(files, capsys):
     assert "<script" not in page and "&lt;script&gt;" in page  # untrusted chunk escaped
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in page
     assert "plumbing default" in page
+    # both say which interval construction they used, by its one name
+    assert data["bootstrap"]["interval"] == STUDENTIZED_CI_NAME
+    assert data["bootstrap"]["interval_continuous_and_human"] == BCA_CI_NAME
+    assert escape(STUDENTIZED_CI_NAME) in page and escape(BCA_CI_NAME) in page and "percentile 95% CI" not in page
 
 
 def test_calibrate_several_judges(files):

@@ -14,6 +14,7 @@ from html import escape
 
 from relgrade.calibration._disagreements import Disagreement
 from relgrade.calibration._results import Agreement, CalibrationReport
+from relgrade.stats import BCA_CI_NAME
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;color:#1d2230;padding:0 1rem}
@@ -161,7 +162,8 @@ def render_sections(
                    "with humans. Do not base decisions on its labels.</p>")
     out.append(f'<p class="small">{report.n_pairs} pairs over {report.n_queries} queries labeled by both; '
                f"{report.n_unjudged} unjudged, {report.n_judge_only} judged only, {report.n_human_only} human only. "
-               f"Bootstrap: {report.n_boot} resamples of queries, seed {report.seed}, percentile 95% CI. "
+               f"95% CIs from {report.n_boot} resamples of queries (seed {report.seed}): {escape(report.interval)}; "
+               f"Spearman, Kendall, AUC and the human ceiling: {escape(BCA_CI_NAME)}. "
                "Verdict on unweighted Cohen's κ, Landis &amp; Koch bands.</p>")
     forest = [(label, getattr(report, key)) for key, label in FOREST_ROWS]
     for key, value in report.continuous.items():

@@ -12,13 +12,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from relgrade.stats import BCA_CI_NAME, STUDENTIZED_CI_NAME
+
 Labels = Mapping[str, Mapping[str, int]]
 Scores = Mapping[str, Mapping[str, float]]
 
 DEFAULT_SCALE = (0, 1, 2, 3)
 TARGET_HALFWIDTH = 0.05
 FEW_QUERIES = 30  # below this many queries the report calls its CIs approximate
-CI_METHOD = "studentized"  # bootstrap-t over queries, jackknife standard errors (relgrade.stats._bootstrap)
+CI_METHOD = "studentized"  # the verdict's short word for STUDENTIZED_CI_NAME (relgrade.stats._bootstrap)
 STUDENTIZED_MAX_QUERIES = 100  # above: BCa (cost O(B Q) instead of O(B Q^2); few-cluster bias gone by then)
 CI_METHOD_CONTINUOUS = "BCa"  # Spearman, Kendall, AUC and the human ceiling: BCa, jackknife acceleration
 APPROX_NOTE = ("{nq} queries: the 95% CIs (studentized bootstrap over queries) are approximate below {few} "
@@ -138,6 +140,11 @@ class CalibrationReport:
     weighted: bool = False  # statistics from the inclusion-weighted confusion matrix
     extra: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def interval(self) -> str:
+        """The name of the construction behind the CIs of the confusion-matrix statistics (kappas, alpha, ...)."""
+        return STUDENTIZED_CI_NAME if self.n_queries <= STUDENTIZED_MAX_QUERIES else BCA_CI_NAME
+
     def row_normalised(self) -> list[list[float | None]]:
         out = []
         for row in self.confusion_matrix:
@@ -181,11 +188,8 @@ class CalibrationReport:
         if self.mapping is not None:
             out["mapping"] = self.mapping.to_dict()
         out["notes"] = list(self.notes)
-        studentized = self.n_queries <= STUDENTIZED_MAX_QUERIES
         out["bootstrap"] = {"n_boot": self.n_boot, "seed": self.seed, "resamples": "queries",
-                            "interval": "studentized (bootstrap-t, leave-one-query-out jackknife standard errors)"
-                            if studentized else "BCa (leave-one-query-out jackknife acceleration)",
-                            "interval_continuous_and_human": "BCa (leave-one-query-out jackknife acceleration)",
+                            "interval": self.interval, "interval_continuous_and_human": BCA_CI_NAME,
                             "approximate": self.n_queries < FEW_QUERIES}
         out["weighted"] = self.weighted
         out.update(self.extra)

@@ -7,12 +7,14 @@
 """
 
 from relgrade.stats._bootstrap import (
-    bca_ci, jackknife_se, leave_one_out, percentile_ci, query_indices, query_weights, resample, resample_means,
+    BCA_CI_NAME, STUDENTIZED_CI_NAME, bca_ci, jackknife_se, leave_one_out, percentile_ci, query_indices, query_weights, resample, resample_means,
     studentized_ci,
 )
 from relgrade.stats._means import MeanIntervals, at_bounds, floored_variance, mean_intervals, t_quantile
 
 __all__ = [
+    "BCA_CI_NAME",
+    "STUDENTIZED_CI_NAME",
     "MeanIntervals",
     "at_bounds",
     "bca_ci",
