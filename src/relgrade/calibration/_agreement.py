@@ -15,8 +15,8 @@ its own leave-one-query-out jackknife standard error, computed from per-query co
 on Fisher's atanh scale, and no side narrower than Student's t with n - 1 df
 (:func:`relgrade.stats.studentized_ci`, named by :data:`relgrade.stats.STUDENTIZED_CI_NAME` in the JSON and HTML).
 Spearman, Kendall, AUC and the human-human ceiling get BCa intervals (jackknife acceleration). At 12 queries
-drawn from TREC DL 2020 with LLM-like judges the percentile and BCa intervals held the population kappa in
-89-90% of draws, plain bootstrap-t 93-95%; ``tests/stats/test_coverage.py`` and
+drawn from TREC DL 2020 with LLM-like judges BCa held the population kappa in 89-90% of draws, plain
+bootstrap-t in 94%, the interval used now in 95%; ``tests/stats/test_coverage.py`` and
 ``benchmarks/intervals_trec_dl.py`` measure the interval used now. With fewer than :data:`FEW_QUERIES` queries
 the report says plainly that the CI is approximate.
 

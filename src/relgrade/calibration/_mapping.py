@@ -8,11 +8,12 @@
 * when the judge gave an expected grade for every pair, cut points on the expected grade,
 
 and predicts the held-out fold with it. The out-of-fold predictions of each family give its held-out
-kappa; the family with the higher one is kept (ties to the table). That is one more choice made on
-the held-out predictions (between two candidates, a small optimism the guard's noise margin covers).
-The guard compares the kept family's out-of-fold predictions with the judge's own grades on the same
-pairs: the gain's 95% CI comes from the query bootstrap (paired: both kappas see the same resampled
-queries), and the map is adopted only when the CI's lower bound is above 0; otherwise the identity is
+kappa. The choice between the families is *nested*: inside each outer training part an inner
+cross-validation over its queries picks the family (ties to the table), so the predictions that judge the
+procedure never came from a fit or a choice that saw their queries. The guard
+(:mod:`relgrade.calibration._guard`) compares these nested predictions with the judge's own grades (the
+held-out gain) and re-runs the whole cross-validated fit on up to 400 bootstrap resamples of the queries; the
+map is adopted only when its held-out gain is above 0 on at least 97.5% of them; otherwise the identity is
 kept and the message says why. The map returned is the one the same search chooses on all pairs.
 
 The earlier fitter (isotonic regression on the judge's grade, rounded to the scale) often merged
@@ -40,9 +41,10 @@ from relgrade._errors import InputError
 from relgrade.calibration import _monotone as M
 from relgrade.calibration import _stats as S
 from relgrade.calibration._fingerprint import LabelFingerprint
-from relgrade.calibration._guard import folds, gain_guard, gains
+from relgrade.calibration._guard import REFIT_MAX, folds, gain_guard, gains, refit_gains
 from relgrade.calibration._pairs import Pairs, align, check_scale
 from relgrade.calibration._results import DEFAULT_SCALE, Agreement, Labels, Scores
+from relgrade.stats import percentile_ci
 
 STATISTICS = {"kappa": "unweighted", "kappa_linear": "linear", "kappa_quadratic": "quadratic"}
 KINDS = ("table", "cuts")
@@ -221,9 +223,11 @@ def fit_mapping(
 
     Candidates, chosen inside each of ``n_splits`` folds grouped by query by training ``statistic``
     (``kappa``, ``kappa_linear`` or ``kappa_quadratic``): every monotone table on ``scale``, and, when
-    ``expected`` holds a finite expected grade for every aligned pair, cut points on it. Adoption rule:
-    the lower bound of the 95% query-bootstrap CI of ``kappa(out-of-fold mapped grades) - kappa(judge
-    grades)`` is > 0 (see the module docstring).
+    ``expected`` holds a finite expected grade for every aligned pair, cut points on it (the family chosen
+    by a nested cross-validation). Adoption rule: the held-out gain ``kappa(mapped grades) - kappa(judge
+    grades)`` of the cross-validated fit, re-run on ``min(n_boot, 400)`` bootstrap resamples of the queries,
+    is above 0 on at least 97.5% of them (``gain.ci95`` holds its 2.5 and 97.5 percentiles; see the module
+    docstring). ``gain.value`` is the held-out gain on the sample itself.
     """
     scale = check_scale(scale)
     if statistic not in STATISTICS:
@@ -251,17 +255,24 @@ def fit_mapping(
     heldout = tuple((kind, float(S.kappa(M.confusion(pairs.human, oof[kind], k), weight))) for kind in kinds)
     per_id = S.confusions(pairs.human, pairs.judge, pairs.group, nq, k)
     per_new = S.confusions(pairs.human, nested, pairs.group, nq, k)
-    before, after, gain = gain_guard(per_id, per_new, weight, n_boot, seed, n)
+    before, after, _ = gain_guard(per_id, per_new, weight, n_boot, seed, n)
     chosen, params = _choose(pairs, np.arange(n), scale, weight, kinds, n_splits)
     final = params[chosen]
+    identity = chosen == "table" and bool((final == np.arange(k)).all())
+    n_refit = 0 if identity else min(n_boot, REFIT_MAX)
+    reps = refit_gains(pairs.group, pairs.human, pairs.judge, k, weight, n_splits,
+                       lambda train: _fit(pairs, train, scale, weight, (chosen,))[chosen],
+                       lambda fitted, test: _predict(chosen, fitted, pairs, test), n_refit,
+                       np.random.default_rng(seed)) if n_refit > 0 else None
+    gain = Agreement(after.value - before.value, None if reps is None else percentile_ci(reps), n)
     what = _describe(chosen, final, scale)
     ci = gain.ci95
-    ci_text = f"95% CI {ci[0]:+.3f} to {ci[1]:+.3f}" if ci else "no CI"
-    detail = (f"held-out {statistic} {before.value:.3f} -> {after.value:.3f}, gain {gain.value:+.3f}, {ci_text}, "
-              f"{n_folds}-fold by query, nested")
+    ci_text = (f"re-fitted on {n_refit} resamples of the queries: 95% of gains {ci[0]:+.3f} to {ci[1]:+.3f}" if ci
+               else "no resampled gains")
+    detail = (f"held-out {statistic} {before.value:.3f} -> {after.value:.3f}, gain {gain.value:+.3f} ({n_folds}-fold "
+              f"by query, nested); {ci_text}")
     if use_cuts:
         detail += "; held-out " + ", ".join(f"{kd} {v:.3f}" for kd, v in heldout)
-    identity = chosen == "table" and bool((final == np.arange(k)).all())
     adopted = gains(ci) and not identity
     if adopted:
         message = f"adopted {what}: {detail}"
