@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -47,24 +48,26 @@ def human_agreement(
     def agg(value: float, reps: np.ndarray | None, n: int) -> Agreement:
         return bca_agreement(value, None, n) if reps is None else bca_agreement(value, reps[:n_boot], n, reps[n_boot:])
 
-    # pairwise kappa, averaged over annotator pairs
-    pair_values, pair_reps = [], []
-    for i, a in enumerate(annotators):
-        for b in annotators[i + 1:]:
-            rows = [(qidx[q], pos[g[a]], pos[g[b]]) for (q, _), g in items if a in g and b in g]
+    def mean_kappa(row_sets):
+        """Kappa of each set of ``(query index, grade position, grade position)`` rows (>= 2 rows), and the
+        mean over the sets with its bootstrap replicates: ``(mean, replicates or None, number of sets)``."""
+        values, reps = [], []
+        for rows in row_sets:
             if len(rows) < 2:
                 continue
             arr = np.asarray(rows)
             pq = S.confusions(arr[:, 1], arr[:, 2], arr[:, 0], nq, k)
-            pair_values.append(float(S.kappa(pq.sum(axis=0))))
-            pair_reps.append(S.kappa(S.resample(pq, weights)) if boot_ok else None)
-    with np.errstate(invalid="ignore"):
-        import warnings
-
+            values.append(float(S.kappa(pq.sum(axis=0))))
+            reps.append(S.kappa(S.resample(pq, weights)) if boot_ok else None)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            pk = float(np.nanmean(pair_values)) if pair_values else float("nan")
-            pk_reps = np.nanmean(np.stack(pair_reps), axis=0) if (boot_ok and pair_reps) else None
+            warnings.simplefilter("ignore", RuntimeWarning)  # a set whose kappa is undefined on some resample
+            mean = float(np.nanmean(values)) if values else float("nan")
+            mean_reps = np.nanmean(np.stack(reps), axis=0) if (boot_ok and reps) else None
+        return mean, mean_reps, len(values)
+
+    # pairwise kappa, averaged over annotator pairs
+    pk, pk_reps, _ = mean_kappa([[(qidx[q], pos[g[a]], pos[g[b]]) for (q, _), g in items if a in g and b in g]
+                                 for i, a in enumerate(annotators) for b in annotators[i + 1:]])
     # Krippendorff alpha across annotators
     per_q = np.zeros((nq, k, k))
     for (q, _), grades in items:
@@ -78,23 +81,10 @@ def human_agreement(
 
     judge_kappa = gap = None
     if judge is not None:
-        values, reps = [], []
-        for a in annotators:
-            rows = [(qidx[q], pos[g[a]], pos[judge[q][d]]) for (q, d), g in items
-                    if a in g and d in judge.get(q, {}) and judge[q][d] in pos]
-            if len(rows) < 2:
-                continue
-            arr = np.asarray(rows)
-            pq = S.confusions(arr[:, 1], arr[:, 2], arr[:, 0], nq, k)
-            values.append(float(S.kappa(pq.sum(axis=0))))
-            reps.append(S.kappa(S.resample(pq, weights)) if boot_ok else None)
-        if values:
-            import warnings
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                jk = float(np.nanmean(values))
-                jk_reps = np.nanmean(np.stack(reps), axis=0) if boot_ok else None
+        jk, jk_reps, n_sets = mean_kappa([[(qidx[q], pos[g[a]], pos[judge[q][d]]) for (q, d), g in items
+                                           if a in g and d in judge.get(q, {}) and judge[q][d] in pos]
+                                          for a in annotators])
+        if n_sets:
             judge_kappa = agg(jk, jk_reps, len(items))
             gap = agg(pk - jk, None if (jk_reps is None or pk_reps is None) else pk_reps - jk_reps, len(items))
     return HumanAgreement(len(annotators), len(items), nq, pairwise, alpha, judge_kappa, gap)
