@@ -8,7 +8,8 @@ A mapping is judged on predictions it never fitted, and the judgement carries th
 * **re-fitted on resamples** (:func:`refit_gains`): on each of up to :data:`REFIT_MAX` bootstrap resamples of
   the queries the same cross-validated fit runs again from scratch (new folds over the resampled queries, new
   fits; the family is the one chosen on the sample) and gives its own held-out gain. The map is adopted only
-  when the gain is above 0 in at least 97.5% of the resamples (:func:`gains` on their percentile interval).
+  when the gain is above 0 on at least 97.5% of the resamples (:func:`refit_adopts`); the resampling stops as
+  soon as that is out of reach.
 
 Why: the guard before judged fixed out-of-fold predictions with a percentile interval over queries, so the
 interval held none of the fit's own variability (which table the search lands on with a dozen queries), and it
@@ -32,6 +33,7 @@ from relgrade.stats import percentile_ci, query_weights, resample, studentized_c
 
 
 REFIT_MAX = 400  # resamples on which the whole cross-validated fit runs again (fewer when n_boot is smaller)
+ADOPT_SHARE = 0.975  # a map is adopted when its re-fitted held-out gain is above 0 on this share of them
 
 
 def folds(groups: np.ndarray, n_splits: int):
@@ -69,33 +71,44 @@ def gain_guard(per_base: np.ndarray, per_new: np.ndarray, weight: str, n_boot: i
 def refit_gains(group: np.ndarray, human: np.ndarray, judge: np.ndarray, k: int, weight: str, n_splits: int,
                 fit: Callable[[np.ndarray], object], predict: Callable[[object, np.ndarray], np.ndarray],
                 n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    """Held-out gain of a cross-validated fit on ``n_boot`` bootstrap resamples of the queries: ``(n_boot,)``.
+    """Held-out gains of a cross-validated fit on bootstrap resamples of the queries, at most ``n_boot`` of them.
 
     ``group``, ``human``, ``judge``: per pair, the query index and the scale positions. On each resample the drawn
     queries (a query drawn twice brings its pairs twice and stays in one fold) are split at random into
     ``min(n_splits, distinct queries)`` folds; ``fit(train_pairs)`` is fitted on the other folds' pairs and
     ``predict(fit, test_pairs)`` predicts each fold; the gain is ``kappa(predicted) - kappa(judge)`` over the
-    resample's pairs. NaN where a resample has a single distinct query.
+    resample's pairs (NaN, counted as no gain, when a resample has a single distinct query). Stops as soon as
+    more resamples failed to gain than :func:`refit_adopts` allows: adoption is then impossible, and the rest
+    would cost a fit per fold for nothing.
     """
     nq = int(group.max()) + 1
     members = [np.flatnonzero(group == g) for g in range(nq)]
-    out = np.full(n_boot, np.nan)
-    for b in range(n_boot):
+    allowed = int(np.floor((1 - ADOPT_SHARE) * n_boot + 1e-9))
+    out: list[float] = []
+    for _ in range(n_boot):
         drawn = rng.integers(0, nq, nq)
         distinct = np.unique(drawn)
-        if len(distinct) < 2:
-            continue
-        fold_of = np.empty(nq, dtype=np.int64)
-        fold_of[rng.permutation(distinct)] = np.arange(len(distinct)) % max(2, min(n_splits, len(distinct)))
-        idx = np.concatenate([members[q] for q in drawn])
-        fold = np.repeat(fold_of[drawn], [len(members[q]) for q in drawn])
-        pred = np.empty(len(idx), dtype=np.int64)
-        for f in np.unique(fold):
-            test = fold == f
-            pred[test] = predict(fit(idx[~test]), idx[test])
-        out[b] = (S.kappa(M.confusion(human[idx], pred, k), weight)
-                  - S.kappa(M.confusion(human[idx], judge[idx], k), weight))
-    return out
+        gain = np.nan
+        if len(distinct) >= 2:
+            fold_of = np.empty(nq, dtype=np.int64)
+            fold_of[rng.permutation(distinct)] = np.arange(len(distinct)) % max(2, min(n_splits, len(distinct)))
+            idx = np.concatenate([members[q] for q in drawn])
+            fold = np.repeat(fold_of[drawn], [len(members[q]) for q in drawn])
+            pred = np.empty(len(idx), dtype=np.int64)
+            for f in np.unique(fold):
+                test = fold == f
+                pred[test] = predict(fit(idx[~test]), idx[test])
+            gain = float(S.kappa(M.confusion(human[idx], pred, k), weight)
+                         - S.kappa(M.confusion(human[idx], judge[idx], k), weight))
+        out.append(gain)
+        if sum(not g > 0 for g in out) > allowed:
+            break
+    return np.asarray(out)
+
+
+def refit_adopts(reps: np.ndarray, n_boot: int) -> bool:
+    """The mapping guard's rule: all ``n_boot`` resamples were run and at least :data:`ADOPT_SHARE` of them gained."""
+    return n_boot > 0 and len(reps) == n_boot and int(np.sum(reps > 0)) >= ADOPT_SHARE * n_boot - 1e-9
 
 
 def gains(ci: Sequence[float] | None) -> bool:

@@ -41,7 +41,7 @@ from relgrade._errors import InputError
 from relgrade.calibration import _monotone as M
 from relgrade.calibration import _stats as S
 from relgrade.calibration._fingerprint import LabelFingerprint
-from relgrade.calibration._guard import REFIT_MAX, folds, gain_guard, gains, refit_gains
+from relgrade.calibration._guard import ADOPT_SHARE, REFIT_MAX, folds, gain_guard, gains, refit_adopts, refit_gains
 from relgrade.calibration._pairs import Pairs, align, check_scale
 from relgrade.calibration._results import DEFAULT_SCALE, Agreement, Labels, Scores
 from relgrade.stats import percentile_ci
@@ -226,8 +226,9 @@ def fit_mapping(
     ``expected`` holds a finite expected grade for every aligned pair, cut points on it (the family chosen
     by a nested cross-validation). Adoption rule: the held-out gain ``kappa(mapped grades) - kappa(judge
     grades)`` of the cross-validated fit, re-run on ``min(n_boot, 400)`` bootstrap resamples of the queries,
-    is above 0 on at least 97.5% of them (``gain.ci95`` holds its 2.5 and 97.5 percentiles; see the module
-    docstring). ``gain.value`` is the held-out gain on the sample itself.
+    is above 0 on at least 97.5% of them (the resampling stops once that is out of reach; ``gain.ci95`` holds
+    the 2.5 and 97.5 percentiles of the gains on the resamples run). ``gain.value`` is the held-out gain on the
+    sample itself.
     """
     scale = check_scale(scale)
     if statistic not in STATISTICS:
@@ -267,18 +268,22 @@ def fit_mapping(
     gain = Agreement(after.value - before.value, None if reps is None else percentile_ci(reps), n)
     what = _describe(chosen, final, scale)
     ci = gain.ci95
-    ci_text = (f"re-fitted on {n_refit} resamples of the queries: 95% of gains {ci[0]:+.3f} to {ci[1]:+.3f}" if ci
-               else "no resampled gains")
     detail = (f"held-out {statistic} {before.value:.3f} -> {after.value:.3f}, gain {gain.value:+.3f} ({n_folds}-fold "
-              f"by query, nested); {ci_text}")
+              f"by query, nested)")
+    if reps is not None:
+        lost = int(np.sum(~(reps > 0)))
+        detail += (f"; re-fitted on resamples of the queries it failed to gain on {lost} of "
+                   + (f"{n_refit}" if len(reps) == n_refit else f"the first {len(reps)}, so it cannot gain on "
+                      f"{ADOPT_SHARE:.1%} of {n_refit}")
+                   + ("" if ci is None else f" (95% of gains {ci[0]:+.3f} to {ci[1]:+.3f})"))
     if use_cuts:
         detail += "; held-out " + ", ".join(f"{kd} {v:.3f}" for kd, v in heldout)
-    adopted = gains(ci) and not identity
+    adopted = reps is not None and refit_adopts(reps, n_refit) and not identity
     if adopted:
         message = f"adopted {what}: {detail}"
     else:
         why = ("the best monotone table is the identity" if identity else
-               f"{what} lowers the held-out {statistic}" if ci is not None and ci[1] < 0 else
+               f"the held-out {statistic} falls with {what}" if gain.value < 0 else
                f"the held-out {statistic} gain of {what} is not above the noise")
         message = f"kept identity because {why} ({detail})"
     points, cuts = (), ()
