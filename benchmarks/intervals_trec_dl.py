@@ -1,16 +1,8 @@
-"""Coverage of relgrade's small-sample intervals on TREC DL 2020 passage (issue 14).
+"""Coverage of relgrade's agreement (kappa) intervals on TREC DL 2020 passage (issue 14).
 
 Data: ../shared/data/trec-dl-2020-passage/pairs.jsonl (54 queries, NIST grades 0-3 on each query's judged
-pool). NIST grades are the full-label truth.
-
-Means (PPI++ and human-only, ``relgrade estimate``'s intervals): three systems rank every judged pool by a
-noisy score ``grade + N(0, sigma)`` (sigma 3, 6, 12: strong to weak). Three judges grade every pair from noisy
-NIST grades: each grade is replaced by a uniformly random one with probability p (good 0.1, medium 0.3,
-useless 1.0), redrawn ``--judges`` times. Each draw takes ``--n-human`` (10) random queries as human-labeled;
-coverage is the share of draws whose 95% interval holds the metric's mean over all 54 queries under NIST
-labels. "old" columns: the intervals relgrade used before (ppi-python's normal PPI++ interval, the CLT
-human-only one with ddof 0), on the same draws. Metrics: recall@5 at grade >= 1 (mean near 1) and at
-grade >= 2 (lower), nDCG@10, MRR (grade >= 2).
+pool). NIST grades are the full-label truth. (The intervals for metric means, human-only and PPI++, are
+measured by ``benchmarks/ppi_trec_dl.py``.)
 
 Agreement (``relgrade calibrate``'s intervals), queries drawn with replacement so the truth is the population
 value: ``--kappa-judges`` (31) synthetic LLM judges (``_llm_judges.llm_judge``: lenient on 1, strict on 3,
@@ -20,10 +12,9 @@ binary kappa (grade >= 2) and Krippendorff's alpha with ``--n-boot`` (1000, cali
 ``now`` is ``relgrade.stats.studentized_ci`` as ``calibrate`` calls it, ``before`` the plain bootstrap-t on the raw
 scale that ``calibrate`` reported before issue 29, on the same draws and resamples. Printed per statistic, pooled
 over judges: coverage, the share of intervals lying wholly above / below the truth, mean and largest width; then
-coverage by kappa band. ``--kappa-only`` runs this part alone.
+coverage by kappa band.
 
-    python benchmarks/intervals_trec_dl.py [--draws 2000] [--judges 3] [--kappa-draws 200] [--n-boot 1000]
-    python benchmarks/intervals_trec_dl.py --kappa-only
+    python benchmarks/intervals_trec_dl.py [--kappa-judges 31] [--kappa-draws 200] [--n-boot 1000]
 
 Exits 2 with one line when the data directory is missing.
 """
@@ -38,11 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _trec_dl import DATA, noisy  # noqa: E402 - benchmarks/ is the script folder, first on sys.path
-JUDGES = {"good": 0.1, "medium": 0.3, "useless": 1.0}
-SIGMAS = (3.0, 6.0, 12.0)
-METRICS = (("recall@5", 1, "recall@5 (>=1)"), ("recall@5", 2, "recall@5 (>=2)"), ("ndcg@10", 1, "nDCG@10"),
-           ("mrr", 2, "MRR (>=2)"))
+from _trec_dl import DATA  # noqa: E402 - benchmarks/ is the script folder, first on sys.path
 
 
 def load(path: Path) -> dict[str, dict[str, int]]:
@@ -121,89 +108,18 @@ def kappa_intervals(nist, topics, args) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--n-human", type=int, default=10)
-    ap.add_argument("--draws", type=int, default=2000)
-    ap.add_argument("--judges", type=int, default=3)
     ap.add_argument("--n-kappa", type=int, default=12)
     ap.add_argument("--kappa-draws", type=int, default=200, help="draws per judge")
     ap.add_argument("--kappa-judges", type=int, default=31)
-    ap.add_argument("--kappa-only", action="store_true", help="run the kappa part alone")
     ap.add_argument("--n-boot", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     if not (args.data / "pairs.jsonl").is_file():
         print(f"intervals_trec_dl: error: {args.data}/pairs.jsonl not found; pass --data DIR", file=sys.stderr)
         sys.exit(2)
-
-    import warnings
-
-    from relgrade.hybrid._ppi import ppi_module
-
-    ppi_py = ppi_module()
-    from relgrade.hybrid import human_only_means, per_query_values, ppi_means
-    from relgrade.io import Qrels, Run
-    from relgrade.metrics import parse_metric
-
     t0 = time.time()
-    rng = np.random.default_rng(args.seed)
     nist = load(args.data)
-    topics = sorted(nist)
-    nq, n = len(topics), args.n_human
-    runs = {s: Run.from_dict({q: {d: g + rng.normal(0, s) for d, g in nist[q].items()} for q in topics}, name=f"s{s}")
-            for s in SIGMAS}
-
-    def values(labels, run):
-        return np.column_stack([per_query_values(Qrels(labels), run, [parse_metric(m)], topics, rel_threshold=t)[:, 0]
-                                for m, t, _ in METRICS])
-
-    if args.kappa_only:
-        kappa_intervals(nist, topics, args)
-        print(f"\n{time.time() - t0:.0f} s")
-        return
-    truth = {s: values(nist, r) for s, r in runs.items()}
-    print(f"TREC DL 2020 passage: {nq} queries, {sum(map(len, nist.values()))} NIST pairs; {len(SIGMAS)} systems "
-          f"(pool ranked by grade + N(0, sigma), sigma {SIGMAS}); {n} human-labeled queries per draw, "
-          f"{args.draws} draws x {args.judges} judge redraws per judge")
-    for s in SIGMAS:
-        print(f"full-label means (sigma {s:g}): " + ", ".join(f"{label} {truth[s][:, j].mean():.3f}"
-                                                            for j, (_, _, label) in enumerate(METRICS)))
-    header = (f"{'metric':<16}{'judge':<9}{'PPI cov':>9}{'human cov':>11}{'PPI width':>11}{'human width':>13}"
-              f"{'min width':>11}{'old PPI':>9}{'old human':>11}")
-    print("\n95% intervals for the mean over 54 queries at 10 labeled (coverage pooled over systems and judges)")
-    print(header)
-    rows = {}
-    for jname, p in JUDGES.items():
-        judged = [noisy(nist, p, rng) for _ in range(args.judges)]
-        for j, (_, _, label) in enumerate(METRICS):
-            hits_p = hits_h = total = old_p = old_h = 0
-            wp, wh, wmin = [], [], np.inf
-            for s, run in runs.items():
-                for jl in judged:
-                    J = values(jl, run)[:, j]
-                    Y = truth[s][:, j]
-                    order = np.argsort(rng.random((args.draws, nq)), axis=1)
-                    lab, unl = order[:, :n].T, order[:, n:].T
-                    e, h = ppi_means(Y[lab], J[lab], J[unl]), human_only_means(Y[lab])
-                    theta = Y.mean()
-                    hits_p += int(((e.lo <= theta) & (theta <= e.hi)).sum())
-                    hits_h += int(((h.lo <= theta) & (theta <= h.hi)).sum())
-                    total += args.draws
-                    # before issue 14: ppi-python's normal intervals (ddof 0, no floor), clipped to [0, 1]
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        olo, ohi = ppi_py.ppi_mean_ci(Y[lab], J[lab], J[unl], alpha=0.05, lam_optim_mode="element")
-                    half = 1.959964 * Y[lab].std(axis=0) / np.sqrt(n)
-                    hm = Y[lab].mean(axis=0)
-                    old_p += int(((np.clip(olo, 0, 1) <= theta) & (theta <= np.clip(ohi, 0, 1))).sum())
-                    old_h += int(((hm - half <= theta) & (theta <= hm + half)).sum())
-                    wp.append(e.width.mean())
-                    wh.append(h.width.mean())
-                    wmin = min(wmin, e.width.min(), h.width.min())
-            rows[(label, jname)] = (hits_p / total, hits_h / total)
-            print(f"{label:<16}{jname:<9}{hits_p / total:>9.3f}{hits_h / total:>11.3f}{np.mean(wp):>11.3f}"
-                  f"{np.mean(wh):>13.3f}{wmin:>11.3f}{old_p / total:>9.3f}{old_h / total:>11.3f}")
-
-    kappa_intervals(nist, topics, args)
+    kappa_intervals(nist, sorted(nist), args)
     print(f"\n{time.time() - t0:.0f} s")
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from relgrade.cli import main
 from relgrade.calibration import read_judge
-from relgrade.stats import BCA_CI_NAME, STUDENTIZED_CI_NAME
+from relgrade._intervals import BCA, STUDENTIZED
 
 
 @pytest.fixture()
@@ -43,7 +43,7 @@ def test_calibrate_writes_the_json_contract_and_a_safe_report(files, capsys):
                  "--json", str(out), "--report", str(html), "--n-boot", "200"])
     assert code == 0
     printed = capsys.readouterr().out
-    assert "1 unjudged pair(s)" in printed and "verdict:" in printed
+    assert "1 unjudged pair (grade null) excluded" in printed and "verdict:" in printed
     data = json.loads(out.read_text())
     assert data["n_pairs"] == 120 and data["n_queries"] == 12 and data["n_unjudged"] == 1
     for key in ("kappa", "kappa_linear", "kappa_quadratic", "binary_kappa", "krippendorff_alpha", "accuracy"):
@@ -56,9 +56,10 @@ def test_calibrate_writes_the_json_contract_and_a_safe_report(files, capsys):
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in page
     assert "plumbing default" in page
     # both say which interval construction they used, by its one name
-    assert data["bootstrap"]["interval"] == STUDENTIZED_CI_NAME
-    assert data["bootstrap"]["interval_continuous_and_human"] == BCA_CI_NAME
-    assert escape(STUDENTIZED_CI_NAME) in page and escape(BCA_CI_NAME) in page and "percentile 95% CI" not in page
+    assert data["bootstrap"]["interval"] == STUDENTIZED.described
+    assert data["bootstrap"]["interval_continuous_and_human"] == BCA.described
+    assert escape(STUDENTIZED.described) in page and escape(BCA.name) in page and "percentile 95% CI" not in page
+    assert "atanh" in STUDENTIZED.definition and "Student" in STUDENTIZED.definition
 
 
 def test_calibrate_several_judges(files):

@@ -13,7 +13,7 @@ per-grade precision/recall) gets a *studentized* (bootstrap-t) interval (BCa abo
 its own leave-one-query-out jackknife standard error, computed from per-query confusion matrices
 (replicate = weighted sum, jackknife = replicate minus one query), a few array operations; the kappas and alpha
 on Fisher's atanh scale, and no side narrower than Student's t with n - 1 df
-(:func:`relgrade.stats.studentized_ci`, named by :data:`relgrade.stats.STUDENTIZED_CI_NAME` in the JSON and HTML).
+(:func:`relgrade.stats.studentized_ci`, named by :data:`relgrade._intervals.STUDENTIZED` in the JSON and HTML).
 Spearman, Kendall, AUC and the human-human ceiling get BCa intervals (jackknife acceleration). At 12 queries
 drawn from TREC DL 2020 with LLM-like judges BCa held the population kappa in 89-90% of draws, plain
 bootstrap-t in 94%, the interval used now in 95%; ``tests/stats/test_coverage.py`` and
@@ -33,13 +33,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from relgrade._errors import InputError
+from relgrade._intervals import BCA, calibration_ci
 from relgrade.calibration import _stats as S
 from relgrade.calibration._ceiling import human_agreement
 from relgrade.calibration._continuous import continuous as _continuous
 from relgrade.calibration._intervals import bca_agreement, jackknife_weights
 from relgrade.calibration._pairs import Pairs, align, check_labels_in_scale, check_scale, check_threshold, pair_weights
 from relgrade.calibration._results import (
-    APPROX_NOTE, CI_METHOD, DEFAULT_SCALE, FEW_QUERIES, STUDENTIZED_MAX_QUERIES, Agreement, CalibrationReport,
+    APPROX_NOTE, DEFAULT_SCALE, FEW_QUERIES, STUDENTIZED_MAX_QUERIES, Agreement, CalibrationReport,
     Labels, Scores,
 )
 from relgrade.calibration._verdict import LOCAL_NOTE, verdict
@@ -114,14 +115,14 @@ def agreement(
     if nq < 2:
         notes.append("one query only: no bootstrap CI (the bootstrap resamples queries and needs at least 2)")
     elif boot_ok and nq < FEW_QUERIES:
-        notes.append(APPROX_NOTE.format(nq=nq, few=FEW_QUERIES))
+        notes.append(APPROX_NOTE.format(nq=nq, few=FEW_QUERIES, method=calibration_ci(nq, STUDENTIZED_MAX_QUERIES)))
     if pw is not None:
         notes.append("weighted by the pairs' inclusion weights: every statistic estimates the population value "
                      "(weighted confusion matrix); the confusion matrix shown holds sample counts")
     rng = np.random.default_rng(seed)
     weights_q = S.query_weights(nq, n_boot, rng) if boot_ok else None
     jack_q = jackknife_weights(nq) if boot_ok else None
-    method = CI_METHOD if nq <= STUDENTIZED_MAX_QUERIES else "BCa"
+    method = calibration_ci(nq, STUDENTIZED_MAX_QUERIES).name
 
     from sklearn.metrics import cohen_kappa_score
 
@@ -141,7 +142,7 @@ def agreement(
         scale for the statistics in [-1, 1] (kappas, alpha)."""
         if weights_q is None:
             return Agreement(float(value), None, n_)
-        if method == "BCa":  # many queries: BCa is as good there and O(B Q) instead of O(B Q^2)
+        if method == BCA.name:  # many queries: BCa is as good there and O(B Q) instead of O(B Q^2)
             return bca_agreement(value, fn(S.resample(per_query, weights_q)), n_, fn(S.resample(per_query, jack_q)))
         return Agreement(float(value), studentized_ci(fn, per_query, weights_q, bounds=bounds, scale=scale), n_)
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from relgrade._errors import InputError
 from relgrade._defaults import DEFAULT_N_BOOT
+from relgrade._errors import InputError
+from relgrade._words import plural
 
 
 def parse_scale(text: str) -> tuple[int, ...]:
@@ -115,12 +116,12 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
         raise InputError("--json must be a file path, not a directory", path=json_out)
     humans = read_human(human, scale=scale_t)
     if humans.n_empty:
-        click.echo(f"skipped {humans.n_empty} row(s) with an empty grade in {human} (not labeled yet)")
+        click.echo(f"skipped {plural(humans.n_empty, 'row')} with an empty grade in {human} (not labeled yet)")
     loaded = [read_judge(p, scale=scale_t, name=n) for p, n in zip(judges, _names(judges))]
     reports, audits = [], []
     for jl in loaded:
         if jl.n_unjudged:
-            click.echo(f"{jl.name}: {jl.n_unjudged} unjudged pair(s) (grade null) excluded")
+            click.echo(f"{jl.name}: {plural(jl.n_unjudged, 'unjudged pair')} (grade null) excluded")
         j_scale, h_labels, h_annotations, j_threshold, note = judge_terms(jl, humans, scale_t, threshold)
         try:
             rep = agreement(jl.labels, h_labels, scale=j_scale, binary_threshold=j_threshold, expected=jl.expected,
@@ -148,7 +149,7 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
 
     for rep in reports:
         click.echo(f"\n== {rep.judge}" + (f" ({rep.model})" if rep.model else "")
-                   + f": {rep.n_pairs} pairs, {rep.n_queries} queries")
+                   + f": {plural(rep.n_pairs, 'pair')}, {plural(rep.n_queries, 'query', 'queries')}")
         click.echo(f"verdict: {rep.verdict.text}")
         rows = [("kappa", rep.kappa), ("kappa_linear", rep.kappa_linear), ("kappa_quadratic", rep.kappa_quadratic),
                 (f"binary_kappa (>= {rep.binary_threshold})", rep.binary_kappa),
@@ -215,8 +216,10 @@ def sample(judge, design, n, target_halfwidth, assumed_kappa, run_paths, depth, 
     """Choose the pairs humans should label next, as a probability sample (--design queries or strata).
 
     Pool of a query (design queries): every pair of the judge file for it (graded or unjudged), plus the top
-    --depth of each --run. Columns: query_id, query, doc_id, text, text_sha256, judge_grade, grade (empty),
-    design, stratum, weight (1 / inclusion probability).
+    --depth of each --run. OUT is for the annotators, blind to the judge: query_id, query, doc_id, text,
+    text_sha256, grade (empty), design, weight (1 / inclusion probability). The judge's grade and stratum of
+    each pair go beside it, to OUT.judge (items.judge.csv for items.csv), for later: calibrate joins the
+    filled OUT with the judge's details by (query_id, doc_id).
     """
     from relgrade.calibration import (
         DEFAULT_DESIGN, check_design, check_writable, pairs_per_query, queries_needed, query_pool, read_human,
@@ -265,7 +268,7 @@ def sample(judge, design, n, target_halfwidth, assumed_kappa, run_paths, depth, 
     drawn = sample_pairs(jl.labels, n=n, design=design, pool=pool,
                          distribution=jl.distribution if design == "strata" else None, exclude=done, seed=seed)
     drawn = with_texts(drawn, queries=queries, texts=texts, info=jl.info)
-    write_sample(drawn, out)
+    write_sample(drawn, out, model=jl.model)
     _summary(drawn, judge=judge, out=out, seed=seed, depth=depth)
     return 0
 
@@ -290,7 +293,10 @@ def _summary(drawn, *, judge: str, out: str, seed: int, depth: int | None) -> No
         click.echo("analyse these labels with their weights (relgrade calibrate uses the 'weight' column); they cannot "
                    "feed relgrade estimate (PPI needs whole random queries: use --design queries)")
     if no_text:
-        click.echo(f"note: {no_text} pair(s) have no chunk text; give a JSONL --run with texts or --corpus "
+        click.echo(f"note: {plural(no_text, 'pair has', 'pairs have')} no chunk text; give a JSONL --run with texts or --corpus "
                    "to label them")
-    click.echo(f"wrote {drawn.n_pairs} pairs to {out}")
+    from relgrade.label._items import judge_file_for
+
+    click.echo(f"wrote {plural(drawn.n_pairs, 'pair')} to {out}, blind to the judge; the judge's grades to "
+               f"{judge_file_for(out)} (keep it from the annotators)")
     click.echo(f"fill the 'grade' column, then: relgrade calibrate --judge {judge} --human {out}")

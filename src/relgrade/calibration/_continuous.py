@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from relgrade._words import plural
 from relgrade.calibration import _stats as S
 from relgrade.calibration._intervals import bca_agreement, pair_stat
 from relgrade.calibration._pairs import Pairs
@@ -22,7 +23,7 @@ def continuous(pairs: Pairs, h_grades: np.ndarray, threshold: int, k: int, weigh
     notes = []
     have = np.isfinite(pairs.score)
     if not have.all():
-        notes.append(f"continuous score missing for {int((~have).sum())} pair(s); Spearman/Kendall/AUC use the rest")
+        notes.append(f"continuous score missing for {plural(int((~have).sum()), 'pair')}; Spearman/Kendall/AUC use the rest")
     x, y, yi, grp = pairs.score[have], h_grades[have], pairs.human[have], pairs.group[have]
     w_pair = None if pw is None else pw[have]
     m = len(x)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from relgrade._words import plural
 from relgrade.io._labels import DEFAULT_SCALE, LabelSet, on_judge_scale, read_labels
 
 
@@ -77,7 +78,7 @@ def read_human(path: str | Path, *, scale=DEFAULT_SCALE) -> HumanLabels:
 
     labels = read_labels(path, source="human", scale=scale)
     if not labels.labels:
-        raise InputError(f"no graded row ({labels.n_empty} row(s) with an empty grade); fill the 'grade' column first",
+        raise InputError(f"no graded row ({plural(labels.n_empty, 'row')} with an empty grade); fill the 'grade' column first",
                          path=path)
     return HumanLabels(labels.grades(), labels.annotations(), labels.info(), labels.n_empty, str(path),
                        labels.weights(), labels.design)

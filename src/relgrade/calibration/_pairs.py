@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from relgrade._errors import InputError
+from relgrade._words import plural
 from relgrade.calibration._results import Labels, Scores
 
 
@@ -35,7 +36,7 @@ def check_labels_in_scale(labels: Labels, scale: Sequence[int], *, what: str) ->
     if bad:
         q, d, g = bad[0]
         raise InputError(
-            f"{what}: {len(bad)} label(s) outside the scale {list(scale)}, e.g. query {q!r} doc {d!r} grade {g}; "
+            f"{what}: {plural(len(bad), 'label')} outside the scale {list(scale)}, e.g. query {q!r} doc {d!r} grade {g}; "
             "fix the labels or declare the scale with --scale"
         )
 

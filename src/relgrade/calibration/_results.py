@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from relgrade.stats import BCA_CI_NAME, STUDENTIZED_CI_NAME
+from relgrade._intervals import BCA, calibration_ci
 
 Labels = Mapping[str, Mapping[str, int]]
 Scores = Mapping[str, Mapping[str, float]]
@@ -20,10 +20,11 @@ Scores = Mapping[str, Mapping[str, float]]
 DEFAULT_SCALE = (0, 1, 2, 3)
 TARGET_HALFWIDTH = 0.05
 FEW_QUERIES = 30  # below this many queries the report calls its CIs approximate
-CI_METHOD = "studentized"  # the verdict's short word for STUDENTIZED_CI_NAME (relgrade.stats._bootstrap)
 STUDENTIZED_MAX_QUERIES = 100  # above: BCa (cost O(B Q) instead of O(B Q^2); few-cluster bias gone by then)
-CI_METHOD_CONTINUOUS = "BCa"  # Spearman, Kendall, AUC and the human ceiling: BCa, jackknife acceleration
-APPROX_NOTE = ("{nq} queries: the 95% CIs (studentized bootstrap over queries) are approximate below {few} "
+NO_CI_FEW = "it needs at least 2 queries"
+NO_CI_CONSTANT = ("κ is the same on every resample of queries (a judge with one grade on every labeled pair has κ 0 "
+                  "by construction)")
+APPROX_NOTE = ("{nq} queries: the 95% CIs ({method} over queries) are approximate below {few} "
                "queries; label more queries for intervals you can lean on")
 
 
@@ -61,6 +62,7 @@ class Verdict:
     labels_needed: int | None
     more_labels: int | None
     target_halfwidth: float = TARGET_HALFWIDTH
+    no_ci: str | None = None  # why there is no CI (NO_CI_FEW, NO_CI_CONSTANT), when there is none
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -141,9 +143,10 @@ class CalibrationReport:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
-    def interval(self) -> str:
-        """The name of the construction behind the CIs of the confusion-matrix statistics (kappas, alpha, ...)."""
-        return STUDENTIZED_CI_NAME if self.n_queries <= STUDENTIZED_MAX_QUERIES else BCA_CI_NAME
+    def ci_method(self):
+        """The construction (:mod:`relgrade._intervals`) of the confusion-matrix statistics' CIs: studentized
+        bootstrap up to :data:`STUDENTIZED_MAX_QUERIES` queries, BCa above."""
+        return calibration_ci(self.n_queries, STUDENTIZED_MAX_QUERIES)
 
     def row_normalised(self) -> list[list[float | None]]:
         out = []
@@ -189,7 +192,7 @@ class CalibrationReport:
             out["mapping"] = self.mapping.to_dict()
         out["notes"] = list(self.notes)
         out["bootstrap"] = {"n_boot": self.n_boot, "seed": self.seed, "resamples": "queries",
-                            "interval": self.interval, "interval_continuous_and_human": BCA_CI_NAME,
+                            "interval": self.ci_method.described, "interval_continuous_and_human": BCA.described,
                             "approximate": self.n_queries < FEW_QUERIES}
         out["weighted"] = self.weighted
         out.update(self.extra)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from relgrade.calibration._results import FEW_QUERIES, TARGET_HALFWIDTH, Agreement, Verdict
+from relgrade._verdict import ACTIONS
+from relgrade.calibration._results import FEW_QUERIES, NO_CI_CONSTANT, NO_CI_FEW, TARGET_HALFWIDTH, Agreement, Verdict
 
 # Landis & Koch (1977), "The measurement of observer agreement for categorical data", Biometrics 33:159-174.
 BANDS = (
@@ -15,14 +16,6 @@ BANDS = (
     (0.80, "substantial"),
     (1.0, "almost perfect"),
 )
-ACTIONS = {
-    "poor": "do not use judge labels",
-    "slight": "do not use judge labels",
-    "fair": "do not use judge labels alone",
-    "moderate": "use judge labels only together with human labels (hybrid / prediction-powered estimates)",
-    "substantial": "judge labels can rank systems; keep auditing a human sample",
-    "almost perfect": "judge labels can stand in for human labels; keep a periodic human audit",
-}
 LOCAL_NOTE = (
     "the judge is the embedded local model ({model}): a plumbing default with near-zero agreement, "
     "unreliable for decisions; use a stronger judge model for real labels"
@@ -55,12 +48,8 @@ def verdict(kappa: Agreement, *, n_pairs: int, n_queries: int, model: str | None
     action = ACTIONS[band]
     ci = kappa.ci95
     kind = f"{method} " if method else ""
-    if ci:
-        ci_text = f", 95% {kind}CI {ci[0]:.2f}–{ci[1]:.2f}"
-    elif n_queries < 2:
-        ci_text = ", no CI (needs >= 2 queries)"
-    else:  # e.g. a judge that gives one grade to every labeled pair: kappa 0 on every resample
-        ci_text = ", no CI: κ is the same on every resample of queries (a judge with one grade on every labeled pair has κ 0 by construction)"
+    no_ci = None if ci else NO_CI_FEW if n_queries < 2 else NO_CI_CONSTANT
+    ci_text = f", 95% {kind}CI {ci[0]:.2f}–{ci[1]:.2f}" if ci else f", no CI: {no_ci}"
     text = f"{band} (κ {kappa.value:.2f}{ci_text}): {action}"
     if ci and n_queries < FEW_QUERIES:
         text += f"; with {n_queries} queries the CI is approximate"
@@ -82,4 +71,4 @@ def verdict(kappa: Agreement, *, n_pairs: int, n_queries: int, model: str | None
                      f"query) would shrink the CI to ±{target:.2f}")
     if model and model.startswith("local/"):
         text += "; " + LOCAL_NOTE.format(model=model)
-    return Verdict(band, "kappa", kappa.value, ci, action, text, needed, more, target)
+    return Verdict(band, "kappa", kappa.value, ci, action, text, needed, more, target, no_ci)

@@ -330,6 +330,11 @@ async def ajudge_batch(pairs: Sequence[Pair], *, model: str | None = None, promp
     api = batch_adapter(model, config, api_base=api_base, api_key=key)
     pairs = list(pairs)
     units = make_units(pairs, model, prompt_obj, config)
+    if units:  # before the first request (a submit or a poll): a key, a server that answers, a known model
+        from relgrade.judge._preflight import apreflight
+
+        await apreflight(model, transport="http" if provider_of(model) == "openai" else "litellm", api_base=api_base,
+                         api_key=key, api_key_env=api_key_env)
     db, owned = open_store(store)
     db.check_writable()
     run = _BatchRun(model, prompt_obj, db, config, api, batch_size=batch_size, max_rounds=max_rounds,

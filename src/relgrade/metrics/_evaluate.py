@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from relgrade._errors import InputError
-from relgrade.io import GoldenSet, Qrels, Run, run_from_hits
+from relgrade.io import GoldenSet, Qrels, Run
 from relgrade.metrics._core import Ranked, compute, join
 from relgrade.metrics._measures import Metric, parse_metric, parse_metrics
 from relgrade.metrics._settings import (
@@ -22,6 +22,7 @@ from relgrade.metrics._settings import (
     labels_fingerprint, queries_fingerprint,
 )
 from relgrade.metrics._stats import Difference, Estimate, estimates, paired_difference
+from relgrade.stats._augmented import MEAN_INTERVAL
 
 @dataclass(frozen=True)
 class EvalReport:
@@ -64,11 +65,12 @@ class EvalReport:
         return frame
 
     def table(self) -> str:
-        lines = [f"{'metric':<16}{'value':>8}   95% CI (bootstrap over {self.n_queries} queries)"]
-        for name, est in self.aggregate.items():
-            ci = "" if est.ci95 is None else f"[{est.ci95[0]:.4f}, {est.ci95[1]:.4f}]"
-            lines.append(f"{name:<16}{est.value:>8.4f}   {ci}")
-        return "\n".join(lines)
+        from relgrade._words import plural
+
+        head = ("metric", "value", f"95% CI over {plural(self.n_queries, 'query', 'queries')}", "interval")
+        rows = [(name, f"{est.value:.4f}", "" if est.ci95 is None else f"[{est.ci95[0]:.4f}, {est.ci95[1]:.4f}]",
+                 est.interval or "") for name, est in self.aggregate.items()]
+        return text_table(head, rows, "<><<")
 
 
 def evaluate(
@@ -84,6 +86,7 @@ def evaluate(
     n_boot: int = DEFAULT_N_BOOT,
     seed: int = 0,
     ci: bool = True,
+    corpus: Any = None,
 ) -> EvalReport:
     """Score ``run`` against ``qrels``.
 
@@ -131,8 +134,12 @@ def evaluate(
         "no_answer": no_answer, "labels": labels_fingerprint(qrels), "queries": queries_fingerprint(per_query),
         "failure_k": failure_k, "leak_k": cut, "forbidden": {"n_docs": sum(map(len, qrels.forbidden.values()))},
         "n_boot": n_boot if ci else None, "seed": seed, "run": run.name,
-        "qrels": qrels.source,
+        "qrels": qrels.source, "interval": MEAN_INTERVAL if ci else None,
     }
+    if corpus is not None:
+        from relgrade.versioning import corpus_fingerprint
+
+        settings["corpus"] = corpus_fingerprint(corpus)
     return EvalReport(aggregate, per_query, failures, leaks, no_answers, missing, list(ranked.ignored_queries), settings)
 
 
@@ -202,15 +209,36 @@ def _no_answer_row(ranked: Ranked, run: Run, texts, t: int) -> dict[str, Any]:
 
 
 def evaluate_retriever(retriever: Any, golden: GoldenSet, metrics: Iterable[str | Metric] | None = None, *,
-                       k: Sequence[int] | None = None, top_k: int | None = None, **kwargs: Any) -> EvalReport:
-    """Run ``retriever.search(query, top_k)`` (hits with ``.id``) over a golden set and evaluate it."""
-    if not hasattr(retriever, "search"):
-        raise InputError("the retriever needs a search(query, top_k) method returning hits with .id")
+                       k: Sequence[int] | None = None, top_k: int | None = None, id_key: Any = None,
+                       concurrency: int = 1, **kwargs: Any) -> EvalReport:
+    """Run ``retriever`` over a golden set and evaluate it (``kwargs`` go to :func:`evaluate`).
+
+    ``retriever``: a LangChain retriever or vector store, a LlamaIndex retriever, an object with
+    ``search(query, top_k)`` returning hits with ``.id``, or a callable ``query -> [(id, score)]`` (see
+    :mod:`relgrade.adapters`). ``top_k`` defaults to the deepest cutoff of the metrics (at least 10);
+    ``id_key`` names the metadata key holding the document id (default ``Document.id`` / ``node_id``);
+    ``concurrency`` bounds the queries in flight (the library's async API when it has one).
+    """
+    from relgrade.adapters import retrieve
+
     chosen = parse_metrics(metrics, k)
-    depth = top_k or max([m.k for m in chosen if m.k is not None] + [10])
-    run = run_from_hits(((c.query_id, c.query, retriever.search(c.query, top_k=depth)) for c in golden),
-                        name=type(retriever).__name__)
+    run = retrieve(retriever, golden, top_k=top_k or _depth(chosen), id_key=id_key, concurrency=concurrency)
     return evaluate(golden, run, chosen, **kwargs)
+
+
+async def aevaluate_retriever(retriever: Any, golden: GoldenSet, metrics: Iterable[str | Metric] | None = None, *,
+                              k: Sequence[int] | None = None, top_k: int | None = None, id_key: Any = None,
+                              concurrency: int = 8, **kwargs: Any) -> EvalReport:
+    """:func:`evaluate_retriever` as a coroutine, at most ``concurrency`` queries in flight."""
+    from relgrade.adapters import aretrieve
+
+    chosen = parse_metrics(metrics, k)
+    run = await aretrieve(retriever, golden, top_k=top_k or _depth(chosen), id_key=id_key, concurrency=concurrency)
+    return evaluate(golden, run, chosen, **kwargs)
+
+
+def _depth(chosen: Sequence[Metric]) -> int:
+    return max([m.k for m in chosen if m.k is not None] + [10])
 
 
 @dataclass(frozen=True)
@@ -227,7 +255,8 @@ class Comparison:
                 "settings": self.settings}
 
     def table(self) -> str:
-        head = ("metric", "A", "B", "B-A", "95% CI of B-A", "p (paired randomisation)")
+        kinds = ", ".join(dict.fromkeys(d.interval for d in self.differences.values() if d.interval))
+        head = ("metric", "A", "B", "B-A", "95% CI of B-A" + (f" ({kinds})" if kinds else ""), "p (paired randomisation)")
         rows = [(name, f"{d.a:.4f}", f"{d.b:.4f}", f"{d.diff:+.4f}",
                  "n/a" if d.ci95 is None else f"[{d.ci95[0]:+.4f}, {d.ci95[1]:+.4f}]", f"{d.p_value:.4f}")
                 for name, d in self.differences.items()]
@@ -263,6 +292,7 @@ def compare(a: EvalReport, b: EvalReport, *, n_boot: int = DEFAULT_N_BOOT, n_per
         vb = np.array([b.per_query[q][name] for q in shared])
         diffs[name] = paired_difference(va, vb, n_boot=n_boot, n_perm=n_perm, seed=seed)
     settings = {k: a.settings.get(k) for k in ("labels", "rel_threshold", "no_answer")}
-    settings.update({"kind": "compare", "metrics": names, "queries": queries_fingerprint(shared), "n_boot": n_boot,
+    settings.update({"kind": "compare", "metrics": names, "queries": queries_fingerprint(shared), "interval": MEAN_INTERVAL,
+                     "n_boot": n_boot,
                      "n_perm": n_perm, "seed": seed, "runs": [a.settings.get("run"), b.settings.get("run")]})
     return Comparison(a.settings.get("run", "A"), b.settings.get("run", "B"), diffs, settings)

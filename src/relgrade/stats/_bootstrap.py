@@ -43,10 +43,6 @@ from __future__ import annotations
 import numpy as np
 
 SCALES = ("raw", "atanh")
-# The names of the two query-bootstrap intervals, for every report and JSON that says which one it used.
-STUDENTIZED_CI_NAME = ("studentized (bootstrap-t over queries, leave-one-query-out jackknife standard errors; statistics "
-               "in [-1, 1] on the atanh scale; each side at least Student's t with n - 1 df)")
-BCA_CI_NAME = "BCa (bias-corrected and accelerated percentiles over queries, leave-one-query-out jackknife acceleration)"
 _EDGE = 1e-12  # replicates at a bound of the range stay finite on the atanh scale
 
 
