@@ -74,7 +74,8 @@ REPEATS = Construction(
                                           "repeat_interval)")
 STUDENTIZED = Construction(
     "studentized bootstrap", "bootstrap-t over queries, each replicate standardised by its leave-one-query-out "
-                             "jackknife standard error")
+                             "jackknife standard error; kappas and alpha on Fisher's atanh scale; neither side "
+                             "narrower than Student's t with n − 1 df (relgrade.stats.studentized_ci)")
 BCA = Construction(
     "BCa bootstrap", "bias-corrected and accelerated bootstrap over queries, leave-one-query-out jackknife "
                      "acceleration")

@@ -30,8 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from relgrade._errors import InputError
-from relgrade.calibration._agreement import DEFAULT_SCALE, Labels, Scores, check_scale
 from relgrade.calibration._mapping import GradeMapping, fit_mapping, identity_mapping
+from relgrade.calibration._pairs import check_scale
+from relgrade.calibration._results import DEFAULT_SCALE, Labels, Scores
 
 Grades = Mapping[str, Mapping[str, int]]
 
