@@ -24,13 +24,13 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "check": ("relgrade.cli._check", "check", "A golden set against the corpus: deleted or changed documents, duplicate queries."),
     "history": ("relgrade.cli._history", "history", "Reports of successive builds over time: a table and a trend page."),
     "judge": ("relgrade.judge._cli", "judge", "Grade retrieved chunks 0-3 with an LLM judge."),
-    "calibrate": ("relgrade.calibration._cli", "calibrate", "Agreement of judge labels with human labels, with CIs."),
-    "sample": ("relgrade.calibration._cli", "sample", "Choose the pairs humans should label next."),
-    "label": ("relgrade.label._cli", "label", "Serve a local page where humans grade pairs."),
-    "estimate": ("relgrade.hybrid._cli", "estimate", "Prediction-powered metric estimates from human + judge labels."),
-    "hybrid": ("relgrade.hybrid._cli", "hybrid", "Merge human and judge labels into a hybrid label set with provenance."),
-    "rank-systems": ("relgrade.hybrid._cli", "rank_systems", "Rank several runs under human, judge and hybrid labels."),
-    "demo": ("relgrade.demo._cli", "demo", "Run the whole pipeline offline on bundled data."),
+    "calibrate": ("relgrade.cli._calibrate", "calibrate", "Agreement of judge labels with human labels, with CIs."),
+    "sample": ("relgrade.cli._calibrate", "sample", "Choose the pairs humans should label next."),
+    "label": ("relgrade.cli._label", "label", "Serve a local page where humans grade pairs."),
+    "estimate": ("relgrade.cli._hybrid", "estimate", "Prediction-powered metric estimates from human + judge labels."),
+    "hybrid": ("relgrade.cli._hybrid", "hybrid", "Merge human and judge labels into a hybrid label set with provenance."),
+    "rank-systems": ("relgrade.cli._hybrid", "rank_systems", "Rank several runs under human, judge and hybrid labels."),
+    "demo": ("relgrade.cli._demo", "demo", "Run the whole pipeline offline on bundled data."),
 }
 
 

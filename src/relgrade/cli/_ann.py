@@ -18,7 +18,7 @@ import click
 def ann_recall(run_path, exact_path, k, qrels_path, metrics, corpus_path, json_out, show):
     """Neighbour recall@k (|ANN top k ∩ exact top k| / k) per query with its 95% CI, the queries that lose most."""
     from relgrade._errors import InputError
-    from relgrade.cli._evaluate import _write_json
+    from relgrade.cli._output import write_json
     from relgrade.io import read_qrels, read_run
     from relgrade.metrics import ann_recall as run_ann_recall
 
@@ -36,5 +36,5 @@ def ann_recall(run_path, exact_path, k, qrels_path, metrics, corpus_path, json_o
     if json_out:
         from relgrade.history import recorded
 
-        _write_json(json_out, {**report.to_dict(), "recorded": recorded()})
+        write_json(json_out, {**report.to_dict(), "recorded": recorded()})
         click.echo(f"wrote {json_out}")

@@ -17,7 +17,7 @@ import click
 @click.option("--show", type=click.IntRange(min=0), default=20, show_default=True, help="Problems listed per kind.")
 def check(golden_path, corpus_path, label_paths, json_out, stamp_out, show):
     """Relevant or forbidden ids missing from the corpus, labels whose text changed, duplicate queries (exit 1)."""
-    from relgrade.cli._evaluate import _write_json
+    from relgrade.cli._output import write_json
     from relgrade.io import read_golden
     from relgrade.versioning import check_golden, stamp_golden
 
@@ -31,7 +31,7 @@ def check(golden_path, corpus_path, label_paths, json_out, stamp_out, show):
     for line in result.lines(show):
         click.echo(line)
     if json_out:
-        _write_json(json_out, result.to_dict())
+        write_json(json_out, result.to_dict())
         click.echo(f"wrote {json_out}")
     if stamp_out:
         from relgrade._errors import InputError

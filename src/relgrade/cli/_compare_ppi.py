@@ -12,7 +12,7 @@ import click
 def compare_ppi(run_a, run_b, human_path, judge_paths, prediction, folds, mapping_path, forbidden_path, ks, metrics,
                 rel_threshold, no_answer, alpha, seed, json_out) -> None:
     from relgrade.hybrid._ab import compare_runs
-    from relgrade.hybrid._cli import ppi_inputs, ppi_notes, ppi_verdicts, report_tail
+    from relgrade.cli._hybrid import ppi_inputs, ppi_notes, ppi_verdicts, report_tail
     from relgrade.io import read_run
 
     chosen, forbidden, human, jins, mapping, crossfit, reuse = ppi_inputs(

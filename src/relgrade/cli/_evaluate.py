@@ -2,46 +2,19 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import click
 
 from relgrade._defaults import DEFAULT_PREDICTION, PREDICTIONS
-from relgrade._intervals import MEAN_CI, MEAN_CI_HELP
+from relgrade._intervals import MEAN_CI_HELP
 from relgrade._words import plural as _count
-
-K_HELP = "Cutoff of the default metrics (repeatable; default 5 and 10). With --metric, put the cutoff in the name."
-CORPUS_HELP = ("The corpus the run searched (JSONL or TSV): its fingerprint is recorded in the report (gate refuses "
-               "two reports over different corpora) and the labels are checked against it (relgrade check).")
-METRIC_HELP = ("Metric to compute (repeatable or comma-separated): recall@k, precision@k, mrr, mrr@k, ndcg@k, ndcg, "
-               "frac_recall@k. Default: recall, precision, ndcg at each --k, and mrr.")
-
+from relgrade.cli._options import (CORPUS_HELP, FOLDS_HELP, MAPPING_HELP, PREDICTION_HELP, metric_options,
+                                   with_judge)
+from relgrade.cli._output import print_notes, say_judge, write_json
 
 def _load(run_path: str, qrels_path: str):
     from relgrade.io import read_qrels, read_run
 
     return read_qrels(qrels_path), read_run(run_path)
-
-
-def _common(f):
-    from relgrade.metrics._settings import DEFAULT_N_BOOT, DEFAULT_NO_ANSWER, NO_ANSWER_HELP, NO_ANSWER_MODES
-
-    options = [
-        click.option("--k", "ks", type=int, multiple=True, help=K_HELP),
-        click.option("--metric", "metrics", multiple=True, help=METRIC_HELP),
-        click.option("--rel-threshold", type=int, default=1, show_default=True,
-                     help="A doc is relevant when its grade is at least this (trec_eval -l)."),
-        click.option("--no-answer", type=click.Choice(NO_ANSWER_MODES), default=DEFAULT_NO_ANSWER, show_default=True,
-                     help=NO_ANSWER_HELP),
-        click.option("--n-boot", type=int, default=DEFAULT_N_BOOT, show_default=True,
-                     help=f"Bootstrap resamples (>= 1) of the commands that bootstrap; evaluate's and compare's 95% CIs "
-                          f"are {MEAN_CI} intervals and do not depend on it."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the randomisation test."),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
 
 
 @click.command(help="Score a run against qrels or a golden set: recall@k, precision@k, MRR, nDCG@k with 95% CIs.\n\n"
@@ -52,7 +25,7 @@ def _common(f):
                    "index rebuilt, another seed): mean, between-repeat spread, top-k stability.")
 @click.option("--qrels", "qrels_path", required=True,
               help="Labels: TREC qrels, CSV/JSONL qrels, a golden set JSONL, or a hybrid label set (relgrade hybrid).")
-@_common
+@metric_options
 @click.option("--json", "json_out", help="Write the full report (aggregate, per_query, failures, leaks) as JSON here.")
 @click.option("--show-failures", type=int, default=5, show_default=True, help="How many failed queries to print.")
 @click.option("--corpus", "corpus_path", help=CORPUS_HELP)
@@ -85,12 +58,12 @@ def evaluate(run_paths, qrels_path, ks, metrics, rel_threshold, no_answer, n_boo
     data = report.to_dict()
     if hybrid is not None:
         data.update(_provenance(hybrid, qrels, run, report))
-    _print_notes(report, show_failures)
+    print_notes(report, show_failures)
     from relgrade.cli._repeats import loop_notes
 
     data.update(loop_notes(qrels_path, corpus_path))
     if json_out:
-        _write_json(json_out, data)
+        write_json(json_out, data)
         click.echo(f"wrote {json_out}")
 
 
@@ -112,7 +85,7 @@ def _provenance(hybrid, qrels, run, report) -> dict:
 
     cov = coverage(qrels, run, hybrid.sources(), report.settings["metrics"], topics=list(report.per_query))
     click.echo(f"labels: {hybrid.summary()}")
-    _say_judge(hybrid.judge())
+    say_judge(hybrid.judge())
     click.echo(coverage_table(cov))
     for s in hybrid.stale[:5]:
         click.echo(f"  stale: {s.label.query_id} / {s.label.doc_id} ({s.label.source}): {s.reason}")
@@ -123,52 +96,6 @@ def _provenance(hybrid, qrels, run, report) -> dict:
         "stale": [s.to_dict() for s in hybrid.stale],
         "judge": hybrid.judge(),
     }
-
-
-def _say_judge(block) -> None:
-    """Print what the judge's calibration says, when the labels hold judge grades (relgrade._verdict)."""
-    from relgrade._verdict import describe
-
-    line = describe(block)
-    if line:
-        click.echo(line)
-
-
-def _print_notes(report, show_failures: int) -> None:
-    if report.missing_queries:
-        click.echo(f"{_count(len(report.missing_queries), 'query', 'queries')} missing from the run scored 0: "
-                   f"{', '.join(report.missing_queries[:5])}" + (" ..." if len(report.missing_queries) > 5 else ""))
-    if report.ignored_queries:
-        click.echo(f"{_count(len(report.ignored_queries), 'run query', 'run queries')} not in the qrels ignored")
-    if report.no_answer:
-        where = ("counted as 0 in the means (--no-answer zero)" if report.settings.get("no_answer") == "zero"
-                 else "reported apart, not in the means (--no-answer exclude)")
-        click.echo(f"{_count(len(report.no_answer), 'no-answer query', 'no-answer queries')} (no relevant doc) {where}:")
-        for row in report.no_answer[:show_failures]:
-            score = "" if row["top_score"] is None else f" (score {row['top_score']:.3g})"
-            top = "nothing retrieved" if row["top_doc"] is None else f"top {row['top_doc']}{score}"
-            click.echo(f"  {row['query_id']}: {top}  {row['query'] or ''}".rstrip())
-    if report.failures:
-        k = report.settings["failure_k"]
-        click.echo(f"{_count(len(report.failures), 'failed query', 'failed queries')} (no relevant doc in the top {k}):")
-        for row in report.failures[:show_failures]:
-            click.echo(f"  {row['query_id']}: {row['query'] or ''}".rstrip())
-            click.echo(f"    expected {row['expected'][:5]}  got {row['got']}")
-    if report.leaks:
-        n = len(report.leaks)
-        click.echo(f"LEAKS: {n} forbidden {'document' if n == 1 else 'documents'} retrieved in the top "
-                   f"{report.settings['leak_k']}:")
-        for row in report.leaks[:show_failures]:
-            click.echo(f"  {row['query_id']}: {row['doc_id']} at rank {row['rank']}")
-
-
-def _write_json(path: str, data) -> None:
-    from relgrade._errors import InputError
-
-    try:
-        Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write ({exc.strerror}); choose another --json path", path=path) from None
 
 
 @click.command(help="Compare two runs per metric: difference, 95% CI and paired randomisation p-value (--qrels), or "
@@ -183,16 +110,14 @@ def _write_json(path: str, data) -> None:
 @click.option("--judge", "judge_paths", multiple=True, help="Judge labels (with --human): the details JSONL of "
               "'relgrade judge', or plain qrels; repeat for several judges.")
 @click.option("--prediction", type=click.Choice(PREDICTIONS), default=DEFAULT_PREDICTION, show_default=True,
-              help="With --judge: how the judges predict each query's metric, as for 'relgrade estimate'.")
-@click.option("--folds", type=int, default=None, help="With --judge: folds of the soft prediction's cross-fit, as for "
-              "'relgrade estimate'.")
-@click.option("--mapping", "mapping_path", default=None, help="With --judge: a judge-to-human grade mapping "
-              "(as for 'relgrade estimate').")
+              help=with_judge(PREDICTION_HELP))
+@click.option("--folds", type=int, default=None, help=with_judge(FOLDS_HELP))
+@click.option("--mapping", "mapping_path", default=None, help=with_judge(MAPPING_HELP))
 @click.option("--forbidden", "forbidden_path", default=None, metavar="GOLDEN",
               help="With --judge: golden set listing forbidden documents; run B's leaks go into the report.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
               help="With --judge: 1 - confidence level of the intervals.")
-@_common
+@metric_options
 @click.option("--json", "json_out", help="Write the comparison as JSON here.")
 @click.option("--corpus", "corpus_path", help=CORPUS_HELP)
 def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds, mapping_path, forbidden_path, alpha,
@@ -246,8 +171,8 @@ def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds
     if corpus_path:
         result.settings["corpus"] = reports[0].settings["corpus"]
     click.echo(f"A = {run_a}\nB = {run_b}")
-    _say_judge(judge)
+    say_judge(judge)
     click.echo(result.table())
     if json_out:
-        _write_json(json_out, {**result.to_dict(), "judge": judge})
+        write_json(json_out, {**result.to_dict(), "judge": judge})
         click.echo(f"wrote {json_out}")

@@ -73,9 +73,9 @@ def gate(baseline, current, paired, metrics, max_drop, beyond_ci, minimum, allow
                           allow_corpus_change=allow_corpus_change, accept_judge=accept_judge, no_tenants=no_tenants)
     click.echo(result.table())
     if json_out:
-        from relgrade.cli._evaluate import _write_json
+        from relgrade.cli._output import write_json
 
-        _write_json(json_out, result.to_dict())
+        write_json(json_out, result.to_dict())
         click.echo(f"wrote {json_out}")
     return result.exit_code
 

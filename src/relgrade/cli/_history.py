@@ -18,7 +18,7 @@ import click
 def history(reports, html_out, metrics, baseline, max_drop, minimum, json_out):
     """Per metric the value with its 95% interval over time, the gate's threshold, leaks and failed queries."""
     from relgrade._errors import InputError
-    from relgrade.cli._evaluate import _write_json
+    from relgrade.cli._output import write_json
     from relgrade.history import history as run_history
     from relgrade.history import render_page
 
@@ -37,5 +37,5 @@ def history(reports, html_out, metrics, baseline, max_drop, minimum, json_out):
             raise InputError(f"cannot write ({exc.strerror}); choose another --html path", path=html_out) from None
         click.echo(f"wrote {html_out}")
     if json_out:
-        _write_json(json_out, result.to_dict())
+        write_json(json_out, result.to_dict())
         click.echo(f"wrote {json_out}")

@@ -48,7 +48,7 @@ def _qrels(qrels_path: str):
 
 def evaluate_repeats_cli(run_paths, qrels_path, ks, metrics, rel_threshold, no_answer, json_out, show_failures,
                          corpus_path):
-    from relgrade.cli._evaluate import _print_notes, _write_json
+    from relgrade.cli._output import print_notes, write_json
     from relgrade.metrics import parse_metrics
 
     report = _reports(run_paths, _qrels(qrels_path), parse_metrics(metrics, ks), rel_threshold, no_answer, corpus_path)
@@ -57,16 +57,16 @@ def evaluate_repeats_cli(run_paths, qrels_path, ks, metrics, rel_threshold, no_a
     st = report.repeats["stability"]
     for row in st["least_stable"][:show_failures]:
         click.echo(f"  {row['query_id']}: top-{st['k']} Jaccard {row['jaccard']:.3f}")
-    _print_notes(report, show_failures)
+    print_notes(report, show_failures)
     data = {**report.to_dict(), **loop_notes(qrels_path, corpus_path)}
     if json_out:
-        _write_json(json_out, data)
+        write_json(json_out, data)
         click.echo(f"wrote {json_out}")
 
 
 def compare_repeats_cli(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out,
                         corpus_path):
-    from relgrade.cli._evaluate import _write_json
+    from relgrade.cli._output import write_json
     from relgrade.metrics import compare, parse_metrics
 
     qrels, chosen = _qrels(qrels_path), parse_metrics(metrics, ks)
@@ -84,5 +84,5 @@ def compare_repeats_cli(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no
     if json_out:
         data = result.to_dict()
         data["repeats"] = {s: rep.repeats for s, rep in (("a", a), ("b", b)) if hasattr(rep, "repeats")}
-        _write_json(json_out, data)
+        write_json(json_out, data)
         click.echo(f"wrote {json_out}")

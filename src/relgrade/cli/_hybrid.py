@@ -2,41 +2,23 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from relgrade._defaults import DEFAULT_FOLDS, DEFAULT_PREDICTION, PREDICTIONS
+from relgrade._defaults import DEFAULT_PREDICTION, PREDICTIONS
 from relgrade._errors import InputError
 from relgrade._intervals import MEAN_CI, PERCENTILE, PPI
 from relgrade.io._outputs import check_outputs
-from relgrade.cli._evaluate import K_HELP, METRIC_HELP
+from relgrade.cli._options import (FOLDS_HELP, HUMAN_HELP, JUDGE_HELP, JUDGES_HELP, K_HELP, MAPPING_HELP, METRIC_HELP,
+                                   PREDICTION_HELP)
+from relgrade.cli._output import write_json
 from relgrade.metrics._measures import DEFAULT_RANK_METRIC
 from relgrade.metrics._settings import DEFAULT_N_BOOT, DEFAULT_NO_ANSWER, NO_ANSWER_HELP, NO_ANSWER_MODES
 
-HUMAN_HELP = "Human labels: TREC qrels, or CSV/JSONL query_id,doc_id,grade[,annotator,time,text] (relgrade label export)."
-JUDGE_HELP = "Judge labels: the OUT.details.jsonl of 'relgrade judge', or plain qrels."
-JUDGES_HELP = JUDGE_HELP + " Repeat for several judges, calibrated together (--prediction soft)."
-PREDICTION_HELP = ("How the judges predict each query's metric: soft = the expectation under each pair's human-grade "
-                   "probabilities given the judges' grades, cross-fitted on the human labels (several judges at once); "
-                   "hard = the metric on one judge's grades.")
-FOLDS_HELP = (f"Folds of the soft prediction's cross-fit over the human-labeled queries (2 to their number). "
-              f"Default: {DEFAULT_FOLDS}, or one per labeled query when fewer.")
 MAPPING_SOFT = ("--mapping's grade table is used by --prediction hard only: the soft prediction calibrates the "
                 "judges' own grades itself, cross-fitted on the human labels (the calibration's verdict is still "
                 "recorded)")
-MAPPING_HELP = ("The judge's calibration: the JSON of 'relgrade calibrate --json' (its verdict then travels with the "
-                "labels and reports; with --prediction hard its grade mapping is applied when calibration adopted it), "
-                "or a bare mapping {\"adopted\": true, \"table\": {\"0\": 0, ...}} (the judge then counts as not "
-                "calibrated).")
-
-
-def _write_json(path: str, data) -> None:
-    try:
-        Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write ({exc.strerror}); choose another --json path", path=path) from None
 
 
 def _forbidden(path: str | None):
@@ -214,7 +196,7 @@ def report_tail(report, mapping, mapping_path: str | None, json_out: str | None,
     if json_out:
         data = report.to_dict()
         data["settings"]["mapping"] = None if mapping is None else {"path": mapping_path, "adopted": mapping.adopted}
-        _write_json(json_out, data)
+        write_json(json_out, data)
         click.echo(f"wrote {json_out}")
 
 
@@ -330,6 +312,6 @@ def rank_systems(run_paths, human_path, judge_paths, prediction, folds, metrics,
     if json_out:
         from relgrade._verdict import judge_block
 
-        _write_json(json_out, {"metrics": {r.metric: r.to_dict() for r in results},
+        write_json(json_out, {"metrics": {r.metric: r.to_dict() for r in results},
                                "judge": judge_block(sum(len(j.labels) for j in jins), verdict)})
         click.echo(f"wrote {json_out}")

@@ -10,6 +10,7 @@ import click
 from relgrade._defaults import DEFAULT_N_BOOT
 from relgrade._errors import InputError
 from relgrade._words import plural
+from relgrade.cli._output import write_text
 
 
 def _short(text: str) -> str:
@@ -56,13 +57,6 @@ def _names(paths: tuple[str, ...]) -> list[str]:
             name, i = f"{base}-{i}", i + 1
         names.append(name)
     return names
-
-
-def _write(path: str, text: str) -> None:
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write ({exc.strerror}); check the directory exists", path=path) from None
 
 
 def _span(scale: tuple[int, ...]) -> str:
@@ -191,12 +185,12 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
             data["judges"] = [r.to_dict() for r in reports]
             data["combination"] = combo.to_dict() if combo is not None else None
         data["n_disagreements"] = len(audits[0])
-        _write(json_out, dumps(data) + "\n")
+        write_text(json_out, dumps(data) + "\n", "--json")
         click.echo(f"\nwrote {json_out}")
     if report_out:
         page = render_page(reports, disagreements=audits,
                            combination_html=render_combination(combo) if combo is not None else "")
-        _write(report_out, page)
+        write_text(report_out, page, "--report")
         click.echo(f"wrote {report_out}")
     return 0
 

@@ -1,0 +1,61 @@
+"""What commands print and write: the JSON writer, the evaluation notes, the judge's verdict line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from relgrade._errors import InputError
+from relgrade._words import plural as _count
+
+
+def write_text(path: str, text: str, option: str = "--json") -> None:
+    """Write a command's output; a folder that is missing or read-only is one line naming the path and the option."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write ({exc.strerror}); choose another {option} path", path=path) from None
+
+
+def write_json(path: str, data, option: str = "--json") -> None:
+    """Write a report as JSON; NaN never reaches it (the library writes null where a value is not a number)."""
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n", option)
+
+
+def say_judge(block) -> None:
+    """Print what the judge's calibration says, when the labels hold judge grades (relgrade._verdict)."""
+    from relgrade._verdict import describe
+
+    line = describe(block)
+    if line:
+        click.echo(line)
+
+
+def print_notes(report, show_failures: int) -> None:
+    if report.missing_queries:
+        click.echo(f"{_count(len(report.missing_queries), 'query', 'queries')} missing from the run scored 0: "
+                   f"{', '.join(report.missing_queries[:5])}" + (" ..." if len(report.missing_queries) > 5 else ""))
+    if report.ignored_queries:
+        click.echo(f"{_count(len(report.ignored_queries), 'run query', 'run queries')} not in the qrels ignored")
+    if report.no_answer:
+        where = ("counted as 0 in the means (--no-answer zero)" if report.settings.get("no_answer") == "zero"
+                 else "reported apart, not in the means (--no-answer exclude)")
+        click.echo(f"{_count(len(report.no_answer), 'no-answer query', 'no-answer queries')} (no relevant doc) {where}:")
+        for row in report.no_answer[:show_failures]:
+            score = "" if row["top_score"] is None else f" (score {row['top_score']:.3g})"
+            top = "nothing retrieved" if row["top_doc"] is None else f"top {row['top_doc']}{score}"
+            click.echo(f"  {row['query_id']}: {top}  {row['query'] or ''}".rstrip())
+    if report.failures:
+        k = report.settings["failure_k"]
+        click.echo(f"{_count(len(report.failures), 'failed query', 'failed queries')} (no relevant doc in the top {k}):")
+        for row in report.failures[:show_failures]:
+            click.echo(f"  {row['query_id']}: {row['query'] or ''}".rstrip())
+            click.echo(f"    expected {row['expected'][:5]}  got {row['got']}")
+    if report.leaks:
+        n = len(report.leaks)
+        click.echo(f"LEAKS: {n} forbidden {'document' if n == 1 else 'documents'} retrieved in the top "
+                   f"{report.settings['leak_k']}:")
+        for row in report.leaks[:show_failures]:
+            click.echo(f"  {row['query_id']}: {row['doc_id']} at rank {row['rank']}")
