@@ -50,12 +50,12 @@ _LAZY = {
     "check_golden": "relgrade.versioning",
     "corpus_fingerprint": "relgrade.versioning",
     "stamp_golden": "relgrade.versioning",
-    "GateResult": "relgrade._gate",
-    "GateRow": "relgrade._gate",
-    "gate": "relgrade._gate",
-    "read_report": "relgrade._gate",
-    "gate_min": "relgrade._gate_min",
-    "FloorResult": "relgrade._gate_min",
+    "GateResult": "relgrade.gating._gate",
+    "GateRow": "relgrade.gating._gate",
+    "gate": "relgrade.gating._gate",
+    "read_report": "relgrade.gating._gate",
+    "gate_min": "relgrade.gating._min",
+    "FloorResult": "relgrade.gating._min",
 }
 
 __all__ = ["InputError", *sorted(_LAZY)]

@@ -131,7 +131,7 @@ def test_gate_paired_refuses_malformed_or_unpaired_reports(files, tmp_path, caps
 
 def test_reports_and_gate_verdicts_name_their_interval_construction(world, files, tmp_path):
     from relgrade import gate
-    from relgrade._gate_paired import gate_paired
+    from relgrade.gating._paired import gate_paired
     from relgrade.hybrid import PPI_INTERVAL, RATIO_INTERVAL, estimate
     from relgrade.stats import MEAN_INTERVAL
 

@@ -1,7 +1,7 @@
 """``relgrade gate``: the CI gate. Exit 0 pass, 1 regression or leak, 2 usage or input error.
 
-The rule and every check live in :func:`relgrade.gate` (two reports), :mod:`relgrade._gate_min` (one report
-and a floor, ``--min``) and :func:`relgrade._gate_paired.gate_paired` (one paired report, ``--paired``); this
+The rule and every check live in :func:`relgrade.gate` (two reports), :mod:`relgrade.gating._min` (one report
+and a floor, ``--min``) and :func:`relgrade.gating._paired.gate_paired` (one paired report, ``--paired``); this
 command parses, calls them and prints.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from relgrade._gate import DEFAULT_MAX_DROP
+from relgrade.gating._gate import DEFAULT_MAX_DROP
 from relgrade._intervals import MEAN_CI, PPI
 
 
@@ -58,7 +58,7 @@ def gate(baseline, current, paired, metrics, max_drop, beyond_ci, minimum, allow
     if paired is not None:
         if baseline is not None or current is not None or minimum is not None:
             raise InputError("give --paired alone, or --current with --baseline or --min (not both ways)")
-        from relgrade._gate_paired import gate_paired
+        from relgrade.gating._paired import gate_paired
 
         result = gate_paired(paired, metrics=list(metrics) or None, max_drop=max_drop, beyond_ci=beyond_ci,
                              accept_judge=accept_judge, no_tenants=no_tenants)
@@ -67,7 +67,7 @@ def gate(baseline, current, paired, metrics, max_drop, beyond_ci, minimum, allow
     elif minimum is not None or baseline is None:
         result = _floor(baseline, current, metrics, minimum, beyond_ci)
     else:
-        from relgrade._gate import gate as run_gate
+        from relgrade.gating._gate import gate as run_gate
 
         result = run_gate(baseline, current, metrics=list(metrics) or None, max_drop=max_drop, beyond_ci=beyond_ci,
                           allow_corpus_change=allow_corpus_change, accept_judge=accept_judge, no_tenants=no_tenants)
@@ -82,7 +82,7 @@ def gate(baseline, current, paired, metrics, max_drop, beyond_ci, minimum, allow
 
 def _floor(baseline, current, metrics, minimum, beyond_ci):
     from relgrade._errors import InputError
-    from relgrade._gate_min import gate_min
+    from relgrade.gating._min import gate_min
 
     if baseline is not None or minimum is None:
         raise InputError("pass --baseline B.json (fail on a drop) or --min VALUE (fail below a floor), not both or neither")

@@ -94,7 +94,7 @@ class History:
 
 
 def _point(data: dict, path: str, metrics: Sequence[str]) -> Point:
-    from relgrade._gate import _entry, metric_value
+    from relgrade.gating._gate import _entry, metric_value
 
     values, cis = {}, {}
     for m in metrics:
@@ -121,7 +121,7 @@ def history(reports: Sequence[str | Path], *, metrics: Sequence[str] | None = No
             max_drop: float | None = None, minimum: float | None = None) -> History:
     """Line up ``reports`` (paths) over time (module docstring); the threshold is ``baseline``'s value - ``max_drop``
     (default the gate's 0.02) or ``minimum``."""
-    from relgrade._gate import DEFAULT_MAX_DROP, metric_value, read_report
+    from relgrade.gating._gate import DEFAULT_MAX_DROP, metric_value, read_report
     from relgrade.metrics._measures import parse_metrics
 
     if len(reports) < 1:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
-from relgrade._gate import DEFAULT_GATE_METRICS, DEFAULT_MAX_DROP, GateResult, GateRow, read_report, report_leaks
+from relgrade.gating._gate import DEFAULT_GATE_METRICS, DEFAULT_MAX_DROP, GateResult, GateRow, read_report, report_leaks
 
 _TOL = 1e-12
 _WRITER = "'relgrade compare --human H --judge J --json'"

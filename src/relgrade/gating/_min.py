@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from relgrade._errors import InputError
-from relgrade._gate import (
+from relgrade.gating._gate import (
     DEFAULT_GATE_METRICS, GateResult, GateRow, _as_report, metric_upper, metric_value, report_leaks,
 )
 

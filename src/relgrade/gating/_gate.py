@@ -5,7 +5,7 @@ Rule (the guide's): the change under test fails when, for any gated metric,
     baseline - current > max_drop                      (default)
     baseline - upper end of current's 95% CI > max_drop (``beyond_ci=True``)
 
-(``max_drop`` plus the repeat noise when a report holds repeats, see :mod:`relgrade._gate_checks`), or when
+(``max_drop`` plus the repeat noise when a report holds repeats, see :mod:`relgrade.gating._loop`), or when
 the current report lists any leak (a forbidden document retrieved in the top k), or when a report rests on
 judge labels whose calibration verdict says not to use them (:func:`relgrade._verdict.gate_judge`;
 ``accept_judge=True`` / ``--accept-judge`` lets it pass, recorded in ``to_dict()["judge"]``). Reports over
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
-from relgrade._gate_checks import corpus_change, repeat_allowance
+from relgrade.gating._loop import corpus_change, repeat_allowance
 
 DEFAULT_GATE_METRICS = ("recall@5",)
 DEFAULT_MAX_DROP = 0.02
@@ -50,7 +50,7 @@ class GateRow:
     bound: float
     drop: float
     passed: bool
-    noise: float = 0.0  # repeat noise allowed on top of max_drop (relgrade._gate_checks.repeat_allowance)
+    noise: float = 0.0  # repeat noise allowed on top of max_drop (relgrade.gating._loop.repeat_allowance)
 
     @property
     def change(self) -> float:
@@ -118,7 +118,7 @@ def read_report(path: str | Path) -> dict[str, Any]:
     """A report JSON (``relgrade evaluate --json`` or ``relgrade estimate --json``) as a dict; InputError if not one."""
     from relgrade.io._text import read_text
 
-    from relgrade._report_checks import loads_report
+    from relgrade.gating._checks import loads_report
 
     return _check_report(loads_report(read_text(str(path), what="report file"), str(path)), str(path))
 
@@ -127,7 +127,7 @@ def _check_report(data: Any, name: str) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("aggregate"), dict):
         raise InputError("no 'aggregate' object; pass a file written by 'relgrade evaluate --json' or "
                          "'relgrade estimate --json'", path=name)
-    from relgrade._report_checks import check_report  # every number, interval and setting (issue 24)
+    from relgrade.gating._checks import check_report  # every number, interval and setting (issue 24)
 
     return check_report(data, name)
 
