@@ -37,12 +37,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 def _exists(module: str) -> bool:
     """Whether ``relgrade.<...>`` ships, read from the package folder: ``importlib.util.find_spec`` of a
     submodule would import its parent packages (``relgrade.calibration`` imports numpy and pandas)."""
-    import relgrade
-
     parts = module.split(".")
     if parts[0] != "relgrade":
         return importlib.util.find_spec(module) is not None
-    base = Path(relgrade.__file__).parent.joinpath(*parts[1:])
+    base = Path(__file__).resolve().parent.parent.joinpath(*parts[1:])
     return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 

@@ -112,7 +112,9 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
     """
     import dataclasses
 
-    from relgrade import evaluate, gate, read_qrels, read_run
+    from relgrade.gating import gate
+    from relgrade.io import read_qrels, read_run
+    from relgrade.metrics import evaluate
     from relgrade.calibration import agreement, disagreements, fit_mapping, read_human, read_judge, render_page
     from relgrade.calibration._inputs import dumps
     from relgrade.demo import _data
