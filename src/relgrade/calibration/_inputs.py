@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from relgrade._errors import InputError
 from relgrade._words import plural
 from relgrade.io._labels import DEFAULT_SCALE, LabelSet, on_judge_scale, read_labels
 
@@ -86,8 +87,6 @@ def read_judge(path: str | Path, *, scale=DEFAULT_SCALE, name: str | None = None
 
 def read_human(path: str | Path, *, scale=DEFAULT_SCALE) -> HumanLabels:
     """Human labels; rows of a ``relgrade sample`` file whose grade is still empty are skipped and counted."""
-    from relgrade._errors import InputError
-
     labels = read_labels(path, source="human", scale=scale)
     if not labels.labels:
         raise InputError(f"no graded row ({plural(labels.n_empty, 'row')} with an empty grade); fill the 'grade' column first",
@@ -113,3 +112,60 @@ def iter_pairs(labels: Mapping[str, Mapping[str, int]]) -> Iterable[tuple[str, s
 
 def dumps(obj: Any) -> str:
     return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def parse_scale(text: str) -> tuple[int, ...]:
+    """``"0-3"`` or ``"0,1,2,3"`` -> ``(0, 1, 2, 3)``."""
+    from relgrade._defaults import MAX_SCALE_GRADES, check_limit
+
+    raw = text.strip()
+    try:
+        if "," in raw:
+            values = tuple(int(v) for v in raw.split(","))
+            check_limit(f"--scale {_short(text)}", len(values), MAX_SCALE_GRADES, "grades")
+        elif "-" in raw[1:]:
+            lo, hi = int(raw[0] + raw[1:].split("-", 1)[0]), int(raw[1:].split("-", 1)[1])
+            check_limit(f"--scale {_short(text)}", max(0, hi - lo + 1), MAX_SCALE_GRADES, "grades")
+            values = tuple(range(lo, hi + 1))
+        else:
+            raise ValueError
+    except ValueError as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"--scale {_short(text)!r} is not a scale; use e.g. 0-3 or 0,1,2,3") from None
+    if len(values) < 2 or list(values) != sorted(set(values)):
+        raise InputError(f"--scale {text!r} needs at least two increasing grades; e.g. 0-3")
+    return values
+
+
+def span(scale: tuple[int, ...]) -> str:
+    return f"{scale[0]}-{scale[-1]}" if list(scale) == list(range(scale[0], scale[-1] + 1)) else ",".join(map(str, scale))
+
+
+def judge_terms(jl, humans, scale: tuple[int, ...], threshold: int):
+    """``(scale, human labels, annotations, binary threshold, note)`` to compare judge ``jl`` with ``humans`` on.
+
+    The rule lives in :func:`relgrade.io.on_judge_scale` (a binary judge against the human grades binarized at
+    ``--threshold``; a narrower scale inside the human one grade for grade; anything else an error naming the
+    judge file); :func:`relgrade.calibration.agreement` applies it too when given ``judge_scale``.
+    """
+    j_scale = jl.scale or scale
+    try:
+        on_scale, labels, binarized = on_judge_scale(humans.labels, j_scale, scale, threshold)
+    except InputError as exc:
+        raise InputError(f"{exc}", path=jl.source) from None
+    if not binarized:
+        note = None
+        if j_scale != scale:
+            note = (f"the judge grades on {span(j_scale)}, a narrower scale than the human {span(scale)}: grades are "
+                    "compared as they are (the fitted mapping shows how the judge's grades line up with the humans')")
+        return scale, humans.labels, humans.annotations, threshold, note
+    annotations = on_judge_scale(humans.annotations, j_scale, scale, threshold)[1]
+    note = (f"binary judge (scale {span(j_scale)}): compared with the human grades binarized at --threshold "
+            f"{threshold} (grade >= {threshold} counts as {j_scale[1]}, below as {j_scale[0]}); every statistic here "
+            "is on these binary labels")
+    return on_scale, labels, annotations, on_scale[1], note

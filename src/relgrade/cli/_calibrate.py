@@ -13,34 +13,6 @@ from relgrade._words import plural
 from relgrade.cli._output import write_text
 
 
-def _short(text: str) -> str:
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def parse_scale(text: str) -> tuple[int, ...]:
-    """``"0-3"`` or ``"0,1,2,3"`` -> ``(0, 1, 2, 3)``."""
-    from relgrade._defaults import MAX_SCALE_GRADES, check_limit
-
-    raw = text.strip()
-    try:
-        if "," in raw:
-            values = tuple(int(v) for v in raw.split(","))
-            check_limit(f"--scale {_short(text)}", len(values), MAX_SCALE_GRADES, "grades")
-        elif "-" in raw[1:]:
-            lo, hi = int(raw[0] + raw[1:].split("-", 1)[0]), int(raw[1:].split("-", 1)[1])
-            check_limit(f"--scale {_short(text)}", max(0, hi - lo + 1), MAX_SCALE_GRADES, "grades")
-            values = tuple(range(lo, hi + 1))
-        else:
-            raise ValueError
-    except ValueError as exc:
-        if isinstance(exc, InputError):
-            raise
-        raise InputError(f"--scale {_short(text)!r} is not a scale; use e.g. 0-3 or 0,1,2,3") from None
-    if len(values) < 2 or list(values) != sorted(set(values)):
-        raise InputError(f"--scale {text!r} needs at least two increasing grades; e.g. 0-3")
-    return values
-
-
 def _fmt(a) -> str:
     if a is None or not math.isfinite(a.value):
         return "undefined"
@@ -57,37 +29,6 @@ def _names(paths: tuple[str, ...]) -> list[str]:
             name, i = f"{base}-{i}", i + 1
         names.append(name)
     return names
-
-
-def _span(scale: tuple[int, ...]) -> str:
-    return f"{scale[0]}-{scale[-1]}" if list(scale) == list(range(scale[0], scale[-1] + 1)) else ",".join(map(str, scale))
-
-
-def judge_terms(jl, humans, scale: tuple[int, ...], threshold: int):
-    """``(scale, human labels, annotations, binary threshold, note)`` to compare judge ``jl`` with ``humans`` on.
-
-    The rule lives in :func:`relgrade.io.on_judge_scale` (a binary judge against the human grades binarized at
-    ``--threshold``; a narrower scale inside the human one grade for grade; anything else an error naming the
-    judge file); :func:`relgrade.calibration.agreement` applies it too when given ``judge_scale``.
-    """
-    from relgrade.io import on_judge_scale
-
-    j_scale = jl.scale or scale
-    try:
-        on_scale, labels, binarized = on_judge_scale(humans.labels, j_scale, scale, threshold)
-    except InputError as exc:
-        raise InputError(f"{exc}", path=jl.source) from None
-    if not binarized:
-        note = None
-        if j_scale != scale:
-            note = (f"the judge grades on {_span(j_scale)}, a narrower scale than the human {_span(scale)}: grades are "
-                    "compared as they are (the fitted mapping shows how the judge's grades line up with the humans')")
-        return scale, humans.labels, humans.annotations, threshold, note
-    annotations = on_judge_scale(humans.annotations, j_scale, scale, threshold)[1]
-    note = (f"binary judge (scale {_span(j_scale)}): compared with the human grades binarized at --threshold "
-            f"{threshold} (grade >= {threshold} counts as {j_scale[1]}, below as {j_scale[0]}); every statistic here "
-            "is on these binary labels")
-    return on_scale, labels, annotations, on_scale[1], note
 
 
 @click.command("calibrate")
@@ -118,6 +59,8 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
     from relgrade.io._outputs import check_outputs
 
     check_outputs({"--json": json_out, "--report": report_out}, {"--judge": judges, "--human": human})
+    from relgrade.calibration._inputs import judge_terms, parse_scale, span
+
     scale_t = parse_scale(scale)
     if json_out and Path(json_out).is_dir():
         raise InputError("--json must be a file path, not a directory", path=json_out)
@@ -149,7 +92,7 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
     combo = None
     scales = {jl.scale or scale_t for jl in loaded}
     if len(loaded) > 1 and len(scales) > 1:
-        click.echo(f"\nnote: the judges grade on different scales ({', '.join(_span(x) for x in sorted(scales))}): "
+        click.echo(f"\nnote: the judges grade on different scales ({', '.join(span(x) for x in sorted(scales))}): "
                    "each is compared with the humans on its own scale; no combination of them is tried")
     elif len(loaded) > 1:
         combo = combine_judges({jl.name: jl.labels for jl in loaded}, humans.labels, scale=scale_t, n_boot=n_boot,
@@ -244,6 +187,8 @@ def sample(judge, design, n, target_halfwidth, assumed_kappa, run_paths, depth, 
     check_outputs({"--out": out}, {"--judge": judge, "--run": run_paths, "--corpus": corpus, "--queries": queries_path,
                                    "--exclude": exclude})
     check_writable(out)
+    from relgrade.calibration._inputs import parse_scale
+
     scale_t = parse_scale(scale)
     jl = read_judge(judge, scale=scale_t)
     queries: dict[str, str] = {}
