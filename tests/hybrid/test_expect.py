@@ -89,36 +89,29 @@ def test_several_models_are_computed_side_by_side():
         assert both[s] == pytest.approx(expected_values(P[s:s + 1], order, cls, cls >= 1, EXACT + RATIOS)[0])
 
 
-@pytest.mark.parametrize("classes", [(0, 1, 2, 3), (0, 1)])
-def test_frac_recall_equals_brute_force_under_comonotone_documents(classes):
-    rng = np.random.default_rng(10 + len(classes))
-    cls = np.array(classes, dtype=float)
-    for _ in range(25):
-        P, order = _case(rng, n_max=6, classes=classes)
-        threshold = int(rng.integers(1, len(classes)))
-        want = comonotone_brute_force(P, order, classes, FRACS, threshold)
-        got = expected_values(P[None], order, np.maximum(cls, 0), cls >= threshold, FRACS)[0]
-        assert got == pytest.approx(want, abs=1e-12)
-
-
-def plug_in_ndcg(P: np.ndarray, order, classes, k):
+def plug_in_ndcg(P: np.ndarray, order, classes, metrics, threshold: int):
     """The plug-in nDCG written out: expected gains, DCG of the ranking's top k, ideal DCG of the sorted gains."""
     gain = [sum(p * max(c, 0) for p, c in zip(row, classes)) for row in P]
-    cut = len(P) if k is None else min(k, len(P))
-    dcg = sum(gain[i] / np.log2(rank + 2) for rank, i in enumerate(list(order)[:cut]))
-    ideal = sum(g / np.log2(rank + 2) for rank, g in enumerate(sorted(gain, reverse=True)[:cut]))
-    return dcg / ideal if ideal > 0 else 0.0
+    out = []
+    for m in metrics:
+        cut = len(P) if m.k is None else min(m.k, len(P))
+        dcg = sum(gain[i] / np.log2(rank + 2) for rank, i in enumerate(list(order)[:cut]))
+        ideal = sum(g / np.log2(rank + 2) for rank, g in enumerate(sorted(gain, reverse=True)[:cut]))
+        out.append(dcg / ideal if ideal > 0 else 0.0)
+    return out
 
 
 @pytest.mark.parametrize("classes", [(0, 1, 2, 3), (0, 1)])
-def test_ndcg_is_the_plug_in_of_the_expected_gains(classes):
+@pytest.mark.parametrize("metrics, oracle", [(FRACS, comonotone_brute_force), (NDCGS, plug_in_ndcg)],
+                         ids=["frac_recall comonotone", "ndcg plug-in"])
+def test_ratios_equal_their_oracle(classes, metrics, oracle):
     rng = np.random.default_rng(10 + len(classes))
     cls = np.array(classes, dtype=float)
     for _ in range(25):
         P, order = _case(rng, n_max=6, classes=classes)
         threshold = int(rng.integers(1, len(classes)))
-        want = [plug_in_ndcg(P, order, classes, m.k) for m in NDCGS]
-        got = expected_values(P[None], order, np.maximum(cls, 0), cls >= threshold, NDCGS)[0]
+        want = oracle(P, order, classes, metrics, threshold)
+        got = expected_values(P[None], order, np.maximum(cls, 0), cls >= threshold, metrics)[0]
         assert got == pytest.approx(want, abs=1e-12)
 
 
