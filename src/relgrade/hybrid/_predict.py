@@ -25,7 +25,8 @@
   below it at 0.6 and up to 0.008 above at 0.1 (the README's table); the calibrated expectation alone was up to
   0.014 above hard at 0.3 (nDCG@10, MRR). A vector ``lam`` over both, its weights fitted in-sample (optimistic)
   with one degree of freedom charged, gained 0.01-0.02 over hard on nDCG@10 and MRR and lost 0.02 on recall@5
-  (an ad-hoc run of 40 draws): the two predictions are highly correlated, so a fitted weight does not pay.
+  (an ad-hoc run of 40 draws): the two predictions are highly correlated, so a fitted weight promises little
+  beyond its optimistic in-sample gain.
 
 The labels a fit uses never rectify it (Zrnic & Candès, "Cross-prediction-powered inference", PNAS
 2024): the labeled queries are split into ``folds`` (:func:`relgrade.calibration.query_folds`, the split of
