@@ -119,8 +119,8 @@ def prediction_line(desc) -> str:
     if desc["kind"] == "hard":
         return f"prediction: hard ({desc['model']}: {judges})"
     return (f"prediction: soft (human-grade probabilities given {judges}, {desc['folds']}-fold cross-fit on the "
-            f"human-labeled queries; {desc['retrieved_pairs_no_judge_graded']} retrieved pairs no judge graded get "
-            "the fitted base rate)")
+            f"human-labeled queries, blended half and half with the metric on the judges' own grades; "
+            f"{desc['retrieved_pairs_no_judge_graded']} retrieved pairs no judge graded get the fitted base rate)")
 
 
 @click.command()

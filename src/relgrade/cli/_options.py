@@ -16,8 +16,9 @@ HUMAN_HELP = "Human labels: TREC qrels, or CSV/JSONL query_id,doc_id,grade[,anno
 JUDGE_HELP = "Judge labels: the OUT.details.jsonl of 'relgrade judge', or plain qrels."
 JUDGES_HELP = JUDGE_HELP + " Repeat for several judges, calibrated together (--prediction soft)."
 PREDICTION_HELP = ("How the judges predict each query's metric: soft = the expectation under each pair's human-grade "
-                   "probabilities given the judges' grades, cross-fitted on the human labels (several judges at once); "
-                   "hard = the metric on one judge's grades.")
+                   "probabilities given the judges' grades, cross-fitted on the human labels (several judges at once), "
+                   "averaged half and half with the metric on the judges' own grades; hard = the metric on one "
+                   "judge's grades.")
 FOLDS_HELP = (f"Folds of the soft prediction's cross-fit over the human-labeled queries (2 to their number). "
               f"Default: {DEFAULT_FOLDS}, or one per labeled query when fewer.")
 MAPPING_HELP = ("The judge's calibration: the JSON of 'relgrade calibrate --json' (its verdict then travels with the "
