@@ -202,8 +202,8 @@ def test_a_network_store_is_written_off_the_event_loop(server, tmp_path, fake_ke
     import threading
 
     from relgrade.judge import Pair, judge_pairs
-    from relgrade.judge._postgres import PostgresStore
-    from relgrade.judge._sqlite import SQLiteStore
+    from relgrade.judge.store._postgres import PostgresStore
+    from relgrade.judge.store._sqlite import SQLiteStore
 
     from .conftest import fast_config
 

@@ -58,7 +58,7 @@ def _store_path(store: str | Path | None, out: Path) -> Path:
     import os
 
     from relgrade.judge import DEFAULT_STORE
-    from relgrade.judge._store import is_url
+    from relgrade.judge.store._store import is_url
 
     if store is not None and is_url(str(store)):  # never echoed: a URL may hold a password
         raise InputError("--store: the demo keeps its judgments in a SQLite file; give a file path "

@@ -49,7 +49,7 @@ from relgrade.judge._pool import Pair, pool
 from relgrade.judge._session import JudgeSession
 from relgrade.judge._prompt import Prompt, delimit, load_prompt
 from relgrade.judge._results import DryRun, JudgeResult, Judgment
-from relgrade.judge._store import DEFAULT_STORE, JudgmentStore, judgment_key
+from relgrade.judge.store._store import DEFAULT_STORE, JudgmentStore, judgment_key
 
 __all__ = [
     "DEFAULT_MODEL",

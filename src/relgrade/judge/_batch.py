@@ -3,7 +3,7 @@
 Flow (one loop, every step resumable from the store alone):
 
 1. The pairs are keyed exactly as :func:`~relgrade.judge.judge_pairs` keys them; stored answers are
-   reused. Keys already in an open batch of the ledger (:mod:`relgrade.judge._batch_store`) are
+   reused. Keys already in an open batch of the ledger (:mod:`relgrade.judge.store._ledger`) are
    *in flight*: never submitted again, whichever process or machine submitted them.
 2. The rest is submitted in batches of at most ``batch_size`` requests. The ledger row and its
    items are written *before* the upload (state ``submitting``) and get the provider's batch id
@@ -42,7 +42,7 @@ from relgrade.judge._batch_api import TERMINAL, BatchAPIError, BatchRequest, Bat
 from relgrade.judge._batch_options import (  # the batch options live there; these three re-exported in __all__
     _STALE_SUBMIT, BATCH_DISCOUNT, DEFAULT_BATCH_SIZE, DEFAULT_MAX_POLL_ERRORS, DEFAULT_POLL_INTERVAL, check_batch_options,
 )
-from relgrade.judge._batch_store import BatchRow
+from relgrade.judge.store._ledger import BatchRow
 from relgrade.judge._call import import_litellm, key_env, price_per_token, provider_of
 from relgrade.judge._config import JudgeConfig
 from relgrade.judge._budget import Budget
@@ -52,7 +52,9 @@ from relgrade.judge._results import JudgeResult, Judgment, in_pairs_order
 from relgrade.judge._secrets import collect_secrets, redact
 from relgrade.judge._pool import Pair
 from relgrade.judge._prompt import Prompt
-from relgrade.judge._store import JudgmentStore, new_owner, open_store
+from relgrade.judge.store._claims import new_owner
+from relgrade.judge.store._open import open_store
+from relgrade.judge.store._store import JudgmentStore
 
 def batch_price_per_token(model: str) -> tuple[float, float, str] | None:
     """``(input, output, source)`` USD per token at batch prices, or None when the model has no price.

@@ -138,7 +138,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     from relgrade._errors import InputError
     from relgrade.io import read_corpus, read_queries, read_run
     from relgrade.judge import DEFAULT_MODEL, JudgeConfig, estimate, judge_pairs, pool
-    from relgrade.judge._store import open_store
+    from relgrade.judge.store._open import open_store
     from relgrade.judge._call import choose_transport
 
     if batch_status:
@@ -177,7 +177,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
         raise InputError(f"--lease {lease}: give a number of seconds above 0")
     if out:
         from relgrade.io._outputs import check_outputs
-        from relgrade.judge._store import store_spec
+        from relgrade.judge.store._open import store_spec
 
         prompt_file = prompt if isinstance(prompt, str) and _is_file(prompt) else None
         check_outputs({"--out": out, "--out (its details file)": details_path(out)},

@@ -23,12 +23,12 @@ from relgrade.io._text import no_surrogates
 from relgrade.judge._budget import Budget
 from relgrade.judge._call import Answer, Caller, PairCallError, count_tokens
 from relgrade.judge._config import JudgeConfig
-from relgrade.judge._integrity import reparse_problem
+from relgrade.judge.store._integrity import reparse_problem
 from relgrade.judge._parse import Parsed, expected_grade, grade_distribution, parse_answer
 from relgrade.judge._pool import Pair
 from relgrade.judge._prompt import Prompt
 from relgrade.judge._results import Judgment
-from relgrade.judge._store import JudgmentStore, judgment_key
+from relgrade.judge.store._store import JudgmentStore, judgment_key
 
 __all__ = ["Engine", "Unit", "aggregate", "check_grades", "fan_out", "is_done", "make_units"]
 
@@ -191,7 +191,7 @@ class Engine:
     def acquire(self, unit: Unit) -> bool:
         """Claim the unit's unanswered keys (all or none) and reload what other processes answered;
         False when another process holds one of them (poll again later). Keys held by an open provider batch are
-        not claimed (``unit.batched``): the batch answers them (:mod:`relgrade.judge._claims`)."""
+        not claimed (``unit.batched``): the batch answers them (:mod:`relgrade.judge.store._claims`)."""
         todo = [k for i, k in enumerate(unit.keys) if not is_done(unit.records.get(i), self.config)]
         if not todo:
             return True

@@ -22,7 +22,9 @@ from relgrade.judge._pool import Pair
 from relgrade.judge._preflight import PROBE_TIMEOUT, apreflight
 from relgrade.judge._prompt import Prompt, load_prompt
 from relgrade.judge._results import DryRun, JudgeResult, Judgment, in_pairs_order
-from relgrade.judge._store import JudgmentStore, new_owner, open_store
+from relgrade.judge.store._claims import new_owner
+from relgrade.judge.store._open import open_store
+from relgrade.judge.store._store import JudgmentStore
 from relgrade.judge._walltime import median_latency
 
 __all__ = ["DEFAULT_MODEL", "DryRun", "JudgeResult", "Judgment", "ajudge_pairs", "estimate", "judge_pairs"]

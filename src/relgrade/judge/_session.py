@@ -29,7 +29,9 @@ from relgrade.judge._pool import Pair
 from relgrade.judge._preflight import PROBE_TIMEOUT, apreflight
 from relgrade.judge._prompt import Prompt
 from relgrade.judge._results import JudgeResult, in_pairs_order
-from relgrade.judge._store import JudgmentStore, new_owner, open_store
+from relgrade.judge.store._claims import new_owner
+from relgrade.judge.store._open import open_store
+from relgrade.judge.store._store import JudgmentStore
 
 
 class JudgeSession:

@@ -13,32 +13,29 @@ and a lease expiry, written in one transaction that also checks the key is not a
 a provider batch still open). Other processes skip a claimed key and poll for its answer; a claim whose lease
 expired (its process was killed on another machine), or whose owner is a dead process of this machine, is taken
 over. A ``judged`` row is never replaced. The whole protocol, shared with ``judge --batch``, is in
-:mod:`relgrade.judge._claims`. Every row carries an integrity check (:mod:`relgrade.judge._integrity`). Backends:
-SQLite (the embedded default, :mod:`relgrade.judge._sqlite`) and PostgreSQL (``postgresql://...``,
-:mod:`relgrade.judge._postgres`, a shared team store), same tables and semantics.
+:mod:`relgrade.judge.store._claims`. Every row carries an integrity check (:mod:`relgrade.judge.store._integrity`).
+Backends: SQLite (the embedded default, :mod:`relgrade.judge.store._sqlite`) and PostgreSQL (``postgresql://...``,
+:mod:`relgrade.judge.store._postgres`, a shared team store), same tables and semantics; this interface imports
+neither (:mod:`relgrade.judge.store._open`, one floor up, opens them).
 
 Adding a table (e.g. provider batch ids): add its DDL to ``TABLES`` in both backends and a method
 pair on :class:`JudgmentStore` implemented by each; ``check_schema`` verifies every table's columns.
+Adding a backend: a subclass in its own module with ``accepts``, imported by :mod:`relgrade.judge.store._open`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import socket
-import uuid
 from pathlib import Path
 from typing import Any, Mapping
 
 from relgrade._errors import InputError
+from relgrade.judge.store._integrity import verify
 
-__all__ = ["DEFAULT_LEASE_S", "DEFAULT_STORE", "STORE_ENV", "JudgmentStore", "judgment_key", "new_owner", "open_store",
-           "store_name", "store_spec"]
+__all__ = ["COLUMNS", "DEFAULT_LEASE_S", "DEFAULT_STORE", "JudgmentStore", "decode", "is_url", "judgment_key"]
 
 DEFAULT_STORE = Path(".relgrade") / "judgments.sqlite"
-STORE_ENV = "RELGRADE_STORE"
-"""Environment variable naming the store (a path or a ``postgresql://`` URL) when ``--store`` is not given."""
 DEFAULT_LEASE_S = 60.0
 """Seconds a claim lives without renewal; a running judge renews its claims every third of it."""
 
@@ -56,34 +53,13 @@ def judgment_key(model: str, prompt_sha256: str, params: Mapping[str, Any], quer
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def new_owner() -> str:
-    """A claim owner id: host, pid and a random suffix (unique per run)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
-def gone(owner: str) -> bool:
-    """True when ``owner`` is a process of this host that no longer runs (killed): its claims are taken
-    over at once instead of after the lease. Owners on other hosts are only ever taken over by lease."""
-    host, _, rest = owner.partition(":")
-    pid = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False
-    return False
-
-
 def is_url(spec: str | Path) -> bool:
     return isinstance(spec, str) and spec.startswith(("postgresql://", "postgres://"))
 
 
 def decode(key: str, status: Any, grade: Any, record: Any, where: str) -> dict[str, Any]:
     """Validate one row read back (a tampered or foreign row is refused, never used as a grade): its types, and its
-    integrity check (:mod:`relgrade.judge._integrity`)."""
+    integrity check (:mod:`relgrade.judge.store._integrity`)."""
     try:
         rec = json.loads(record) if isinstance(record, (str, bytes)) else record
     except ValueError:
@@ -92,8 +68,6 @@ def decode(key: str, status: Any, grade: Any, record: Any, where: str) -> dict[s
           and (grade is None or (isinstance(grade, int) and not isinstance(grade, bool)))
           and (status != "judged" or grade is not None))
     if ok:
-        from relgrade.judge._integrity import verify
-
         ok = verify(key, status, grade, rec)
     if not ok:
         raise InputError(f"row {key[:16]}... is not a valid judgment (status {status!r}, grade {grade!r}: it does "
@@ -109,6 +83,9 @@ class JudgmentStore:
 
     ``lease_s`` is the claim lease; ``readonly`` opens an existing store for reading only (a dry run)
     and never creates one; ``blocking``: every call is a server round trip (the judge runs them off its loop).
+
+    ``JudgmentStore(spec, **kw)`` opens the backend whose :meth:`accepts` takes ``spec``: every subclass that defines
+    ``accepts`` is a backend (this interface names none; :mod:`relgrade.judge.store._open` imports them all).
     """
 
     path: Any
@@ -116,12 +93,24 @@ class JudgmentStore:
     readonly: bool = False
     blocking: bool = False
 
+    _backends: "list[type[JudgmentStore]]" = []
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if "accepts" in cls.__dict__:
+            JudgmentStore._backends.append(cls)
+
+    @classmethod
+    def accepts(cls, path: "str | Path") -> bool:
+        """Whether this backend opens ``path`` (a backend overrides it; see the class doc)."""
+        return False
+
     def __new__(cls, path: "str | Path" = DEFAULT_STORE, **kw: Any):
         if cls is JudgmentStore:  # pick the backend; Python then runs its __init__(path, **kw)
-            if is_url(path):
-                from relgrade.judge._postgres import PostgresStore as cls
-            else:
-                from relgrade.judge._sqlite import SQLiteStore as cls
+            cls = next((b for b in JudgmentStore._backends if b.accepts(path)), None)
+            if cls is None:
+                raise InputError(f"no judgment store backend opens {path!r}: pass a SQLite file or a postgresql:// URL "
+                                 "to --store")
         return super().__new__(cls)
 
     # reads
@@ -134,19 +123,13 @@ class JudgmentStore:
 
     def in_open_batches(self, keys: list[str]) -> set[str]:
         """The keys held by a provider batch still open in the ledger (an online judge leaves them to it; see
-        :mod:`relgrade.judge._claims`)."""
+        :mod:`relgrade.judge.store._claims`)."""
         raise NotImplementedError
 
     def batch_ledger(self):
-        """The batch ledger on this store (tables ``batches`` and ``batch_items``; see ``_batch_store``)."""
-        import sqlite3
-
-        from relgrade.judge._batch_store import BatchLedger
-
-        db = getattr(self, "_db", None)
-        lite = isinstance(db, sqlite3.Connection)
-        return BatchLedger(db, "sqlite" if lite else "postgres", readonly=self.readonly,
-                           errors=(sqlite3.DatabaseError,) if lite else (self._errors,), on_error=self._fail)
+        """The batch ledger on this store (tables ``batches`` and ``batch_items``; see
+        :mod:`relgrade.judge.store._ledger`)."""
+        raise NotImplementedError
 
     def __len__(self) -> int:
         raise NotImplementedError
@@ -185,39 +168,3 @@ class JudgmentStore:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-
-def store_spec(spec: "str | Path | None") -> "str | Path":
-    """The store a ``--store`` value names: itself, else ``$RELGRADE_STORE``, else :data:`DEFAULT_STORE`."""
-    if spec is None or spec == "":
-        return os.environ.get(STORE_ENV) or DEFAULT_STORE
-    return spec
-
-
-def open_store(spec: "str | Path | JudgmentStore | None" = None, *, readonly: bool = False,
-               lease_s: float | None = None) -> "tuple[JudgmentStore | None, bool]":
-    """``(store, owned)`` for ``spec``: a store object as is, a ``postgresql://`` URL, a SQLite path, or
-    None for ``$RELGRADE_STORE`` or :data:`DEFAULT_STORE`. With ``readonly`` a missing SQLite file gives
-    ``(None, False)``: nothing is created."""
-    if isinstance(spec, JudgmentStore):
-        return spec, False
-    spec = store_spec(spec)
-    if readonly and not is_url(spec) and not Path(spec).exists():
-        return None, False
-    kw: dict[str, Any] = {"readonly": readonly}
-    if lease_s is not None:
-        kw["lease_s"] = lease_s
-    return JudgmentStore(spec, **kw), True
-
-
-def store_name(spec: "str | Path | JudgmentStore | None" = None) -> str:
-    """How messages name the store ``spec`` resolves to (see :func:`open_store`): a path, or a URL without its
-    password (:func:`relgrade._redact.redact_url`)."""
-    if isinstance(spec, JudgmentStore):
-        return str(spec.path)
-    spec = store_spec(spec)
-    if is_url(spec):
-        from relgrade._redact import redact_url
-
-        return redact_url(str(spec))
-    return str(spec)

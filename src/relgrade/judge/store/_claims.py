@@ -4,15 +4,15 @@ A key is *taken* when any of these holds, and whoever takes a key checks all thr
 
 1. **answered**: a ``judged`` row, or an ``unjudged`` one (unless ``--retry-unjudged`` and it is older than this
    run); for a batch's *first* request also a ``pending_repair`` row (its repair is what is owed);
-2. **claimed online**: a row in ``claims`` whose lease is live and whose owner is not a dead process of this machine
-   (:func:`relgrade.judge._store.gone`); an online judge renews its leases while it works;
+2. **claimed online**: a row in ``claims`` whose lease is live and whose owner (:func:`new_owner`) is not a dead
+   process of this machine (:func:`gone`); an online judge renews its leases while it works;
 3. **in a provider batch**: the key is an item of a batch of the ledger that is still open (``submitting`` or
    ``submitted``); a batch holds its keys without a lease until it is collected or closed, whatever process
    submitted it (the batch runs at the provider after that process is gone).
 
 An online judge (:meth:`~relgrade.judge.JudgmentStore.claim`) claims the keys of one pair that are not taken, all
 or none, and leaves the keys held by a batch to that batch (the pair is reported as *in a pending batch*, not
-paid). A batch (:meth:`~relgrade.judge._batch_store.BatchLedger.open`) records the keys that are not taken as its
+paid). A batch (:meth:`~relgrade.judge.store._ledger.BatchLedger.open`) records the keys that are not taken as its
 items. Serialisation: SQLite, ``BEGIN IMMEDIATE`` (one writer) for both; PostgreSQL, the ledger's advisory lock
 :data:`LEDGER_LOCK`, *exclusive* while a batch is opened and *shared* by online claims (which do not block each
 other, and lock their ``claims`` rows besides), so a batch never misses a claim committed before it and a claim
@@ -24,6 +24,9 @@ whoever takes its keys over pays for them again.
 
 from __future__ import annotations
 
+import os
+import socket
+import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -33,6 +36,27 @@ OPEN_STATES = ("submitting", "submitted")
 _CHUNK = 500
 
 Execute = Callable[[str, list[Any]], Iterable[tuple]]
+
+
+def new_owner() -> str:
+    """A claim owner id: host, pid and a random suffix (unique per run)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def gone(owner: str) -> bool:
+    """True when ``owner`` is a process of this host that no longer runs (killed): its claims are taken
+    over at once instead of after the lease. Owners on other hosts are only ever taken over by lease."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def _chunks(keys: list[str]):
@@ -54,8 +78,6 @@ def in_open_batches(execute: Execute, keys: Iterable[str]) -> set[str]:
 
 def held_online(execute: Execute, keys: Iterable[str], now: float, owner: str | None = None) -> set[str]:
     """The keys with a live claim of another owner than ``owner`` (rule 2)."""
-    from relgrade.judge._store import gone
-
     keys, out = list(dict.fromkeys(keys)), set()
     for part, marks in _chunks(keys):
         for key, who, expires in execute(f"SELECT key, owner, expires FROM claims WHERE key IN ({marks})", part):
@@ -77,4 +99,4 @@ def answered(execute: Execute, keys: Iterable[str], retry_before: float | None =
     return out
 
 
-__all__ = ["LEDGER_LOCK", "OPEN_STATES", "answered", "held_online", "in_open_batches"]
+__all__ = ["LEDGER_LOCK", "OPEN_STATES", "answered", "gone", "held_online", "in_open_batches", "new_owner"]

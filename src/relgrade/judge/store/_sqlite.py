@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from relgrade._errors import InputError
-from relgrade.judge._integrity import seal
-from relgrade.judge._batch_store import LEDGER_TABLES
-from relgrade.judge._claims import answered, held_online, in_open_batches
-from relgrade.judge._store import COLUMNS, DEFAULT_LEASE_S, DEFAULT_STORE, JudgmentStore, decode
+from relgrade.judge.store._claims import answered, held_online, in_open_batches
+from relgrade.judge.store._integrity import seal
+from relgrade.judge.store._ledger import LEDGER_TABLES, BatchLedger
+from relgrade.judge.store._store import COLUMNS, DEFAULT_LEASE_S, DEFAULT_STORE, JudgmentStore, decode, is_url
 
 __all__ = ["SQLiteStore"]
 
@@ -28,12 +28,16 @@ TABLES = (
         key TEXT PRIMARY KEY, model TEXT NOT NULL, prompt_hash TEXT NOT NULL, status TEXT NOT NULL,
         grade INTEGER, record TEXT NOT NULL, created REAL NOT NULL)""",
     "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)",
-    *LEDGER_TABLES,  # the batch ledger: online claims check it (relgrade.judge._claims)
+    *LEDGER_TABLES,  # the batch ledger: online claims check it (relgrade.judge.store._claims)
 )
 
 
 class SQLiteStore(JudgmentStore):
     """A SQLite judgment store (see :class:`relgrade.judge.JudgmentStore`)."""
+
+    @classmethod
+    def accepts(cls, path: "str | Path") -> bool:
+        return not is_url(path)  # any path: a missing file is created
 
     def __init__(self, path: str | Path = DEFAULT_STORE, *, lease_s: float = DEFAULT_LEASE_S, readonly: bool = False):
         self.path = Path(path)
@@ -138,7 +142,7 @@ class SQLiteStore(JudgmentStore):
         return self._run(write)
 
     def claim(self, keys: list[str], owner: str, *, retry_before: float | None = None) -> tuple[set[str], bool]:
-        def take(db):  # the claim protocol of relgrade.judge._claims, under SQLite's one write lock
+        def take(db):  # the claim protocol of relgrade.judge.store._claims, under SQLite's one write lock
             now = time.time()
             db.execute("BEGIN IMMEDIATE")
             taken = answered(db.execute, keys, retry_before) | in_open_batches(db.execute, keys)
@@ -155,6 +159,10 @@ class SQLiteStore(JudgmentStore):
 
     def in_open_batches(self, keys: list[str]) -> set[str]:
         return self._run(lambda db: in_open_batches(db.execute, keys))
+
+    def batch_ledger(self) -> BatchLedger:
+        return BatchLedger(self._db, "sqlite", readonly=self.readonly, errors=(sqlite3.DatabaseError,),
+                           on_error=self._fail)
 
     def renew(self, owner: str) -> None:
         self._run(lambda db: db.execute("UPDATE claims SET expires = ? WHERE owner = ?",

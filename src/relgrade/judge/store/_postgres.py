@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any, Mapping
 
 from relgrade._errors import InputError
 from relgrade._redact import redact_text, redact_url
-from relgrade.judge._batch_store import LEDGER_TABLES
-from relgrade.judge._claims import LEDGER_LOCK, in_open_batches
-from relgrade.judge._integrity import seal
-from relgrade.judge._store import COLUMNS, DEFAULT_LEASE_S, JudgmentStore, decode, gone
+from relgrade.judge.store._claims import LEDGER_LOCK, gone, in_open_batches
+from relgrade.judge.store._integrity import seal
+from relgrade.judge.store._ledger import LEDGER_TABLES, BatchLedger
+from relgrade.judge.store._store import COLUMNS, DEFAULT_LEASE_S, JudgmentStore, decode, is_url
 
 __all__ = ["PostgresStore"]
 
@@ -35,6 +36,10 @@ class PostgresStore(JudgmentStore):
     """A PostgreSQL judgment store (see :class:`relgrade.judge.JudgmentStore`)."""
 
     blocking = True
+
+    @classmethod
+    def accepts(cls, path: "str | Path") -> bool:
+        return is_url(path)
 
     def __init__(self, url: str, *, lease_s: float = DEFAULT_LEASE_S, readonly: bool = False):
         self.path = redact_url(url)
@@ -130,7 +135,7 @@ class PostgresStore(JudgmentStore):
     def claim(self, keys: list[str], owner: str, *, retry_before: float | None = None) -> tuple[set[str], bool]:
         def take(db):
             now = time.time()
-            with db.transaction():  # the claim protocol of relgrade.judge._claims
+            with db.transaction():  # the claim protocol of relgrade.judge.store._claims
                 db.execute("SELECT pg_advisory_xact_lock_shared(%s)", (LEDGER_LOCK,))  # no batch opens meanwhile
                 db.execute("SET LOCAL synchronous_commit = off")  # a claim lost in a server crash costs nothing
                 # A claim row per key first (no-op when present), so that every key has a row to lock.
@@ -163,6 +168,9 @@ class PostgresStore(JudgmentStore):
         if self._empty:
             return set()
         return self._run(lambda db: in_open_batches(self._query(db), keys))
+
+    def batch_ledger(self) -> BatchLedger:
+        return BatchLedger(self._db, "postgres", readonly=self.readonly, errors=(self._errors,), on_error=self._fail)
 
     def renew(self, owner: str) -> None:
         self._run(lambda db: db.execute("UPDATE claims SET expires = %s WHERE owner = %s",

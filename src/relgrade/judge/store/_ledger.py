@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from relgrade.judge._claims import LEDGER_LOCK, OPEN_STATES, answered, held_online, in_open_batches
+from relgrade.judge.store._claims import LEDGER_LOCK, OPEN_STATES, answered, held_online, in_open_batches
 
 LEDGER_TABLES = (
     """CREATE TABLE IF NOT EXISTS batches (
@@ -112,7 +112,7 @@ class BatchLedger:
              detail: dict[str, Any] | None = None, retry_before: float | None = None) -> list[tuple[str, str, str]]:
         """Record a batch about to be submitted with its ``(custom_id, key, kind)`` items, in one transaction.
 
-        Items whose key is taken (:mod:`relgrade.judge._claims`: answered, claimed by a live online judge, or in
+        Items whose key is taken (:mod:`relgrade.judge.store._claims`: answered, claimed by a live online judge, or in
         an open batch) are left out: another process took them first (``BEGIN IMMEDIATE``, or PostgreSQL's
         exclusive ledger lock, serialises the check and the insert with every claim); returns the items recorded.
         No row is written when none is left.
