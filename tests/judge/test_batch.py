@@ -184,7 +184,7 @@ def test_anthropic_message_batches(tmp_path):
 
 
 def test_batch_price_falls_back_to_half_the_online_price():
-    from relgrade.judge._call import price_per_token
+    from relgrade.judge.transport._call import price_per_token
 
     online = price_per_token("openai/gpt-4-turbo")
     assert batch_price_per_token("openai/gpt-4-turbo") == (online[0] / 2, online[1] / 2, "50% of online")

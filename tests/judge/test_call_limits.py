@@ -1,6 +1,6 @@
 """The call layer's rate limits and logprobs fallback, against the fake OpenAI server on 127.0.0.1.
 
-The rpm / tpm window length is ``relgrade.judge._call.WINDOW_SECONDS`` (60 s in use); the tests
+The rpm / tpm window length is ``relgrade.judge.transport._call.WINDOW_SECONDS`` (60 s in use); the tests
 shorten or lengthen it and assert on what the server received, never on a wall-time ceiling.
 Each test runs on both transports (the ``config`` fixture of conftest.py is parametrized).
 """
@@ -14,7 +14,7 @@ import time
 
 
 from relgrade.judge import Pair, ajudge_pairs, judge_pairs
-from relgrade.judge import _call
+from relgrade.judge.transport import _call
 
 MODEL = "openai/gpt-4o-mini"
 
@@ -52,7 +52,7 @@ def test_rpm_window_holds_back_calls_beyond_the_limit(server, tmp_path, config, 
 
 def test_tpm_window_counts_prompt_and_worst_case_output_tokens(server, tmp_path, config, fake_key, monkeypatch):
     from relgrade.judge import load_prompt
-    from relgrade.judge._prices import count_tokens
+    from relgrade.judge.transport._prices import count_tokens
 
     monkeypatch.setattr(_call, "WINDOW_SECONDS", 3600.0)
     # Each call reserves its prompt estimate plus max_tokens, with or without --max-cost (issue 15: before,

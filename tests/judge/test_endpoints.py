@@ -86,7 +86,7 @@ def test_a_failing_endpoint_leaves_rotation_and_every_pair_is_judged_once(fakes,
 
 
 def test_endpoint_pool_puts_a_recovered_endpoint_back(fakes, monkeypatch):
-    from relgrade.judge import _endpoints
+    from relgrade.judge.transport import _endpoints
 
     monkeypatch.setattr(_endpoints, "COOLDOWN_START", 0.2)
     body = {"model": "m", "messages": [{"role": "user", "content": "x [[grade=1]]"}]}

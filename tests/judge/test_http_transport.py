@@ -16,8 +16,8 @@ import pytest
 from relgrade import InputError
 from relgrade.cli import main
 from relgrade.judge import JudgeConfig, JudgmentStore, Pair, judge_pairs
-from relgrade.judge._call import choose_transport
-from relgrade.judge._http import _proxy_for
+from relgrade.judge.transport._call import choose_transport
+from relgrade.judge.transport._http import _proxy_for
 
 from .conftest import fast_config
 

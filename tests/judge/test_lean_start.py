@@ -32,7 +32,7 @@ def test_import_and_an_http_judge_do_not_import_litellm():
     code = """
 import relgrade.judge
 from relgrade.judge import JudgeConfig
-from relgrade.judge._call import Caller
+from relgrade.judge.transport._call import Caller
 caller = Caller("openai/gpt-4o-mini", JudgeConfig(transport="auto"), api_base="http://127.0.0.1:9/v1", api_key="sk-x")
 assert caller.transport == "http" and caller.prices == (1.5e-07, 6e-07), caller.prices
 """
@@ -58,7 +58,7 @@ def test_prices_match_litellm_without_importing_it():
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
-    from relgrade.judge._prices import price_per_token, price_table
+    from relgrade.judge.transport._prices import price_per_token, price_table
 
     table = price_table()
     assert len(table) > 1000  # the table litellm ships
@@ -85,7 +85,7 @@ def test_prices_match_litellm_without_importing_it():
 def test_token_counts_are_tiktokens_with_the_files_litellm_ships(model, encoding, monkeypatch):
     import tiktoken
 
-    from relgrade.judge._prices import count_tokens, encoding_name, litellm_dir
+    from relgrade.judge.transport._prices import count_tokens, encoding_name, litellm_dir
 
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(litellm_dir() / "litellm_core_utils" / "tokenizers"))
     oracle = tiktoken.get_encoding(encoding)

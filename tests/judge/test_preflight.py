@@ -117,7 +117,7 @@ def test_litellm_missing_credentials_are_fatal_not_retried_as_a_500(fakes, monke
     import asyncio
 
     from relgrade.judge import JudgeConfig
-    from relgrade.judge._call import Caller, FatalCallError
+    from relgrade.judge.transport._call import Caller, FatalCallError
 
     with fakes.FakeOpenAIServer() as srv:
         caller = Caller(MODEL, JudgeConfig(transport="litellm", backoff_initial=5.0), api_base=srv.base_url)

@@ -95,7 +95,7 @@ def test_an_echoed_key_appears_in_no_output_file_or_log(fakes, tmp_path, make_ru
 
 def test_every_credential_variable_is_registered_on_the_litellm_transport(monkeypatch):
     from relgrade.judge import JudgeConfig
-    from relgrade.judge._call import Caller
+    from relgrade.judge.transport._call import Caller
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "0123456789abcdef0123456789abcdef")
     monkeypatch.setenv("SOME_SERVICE_TOKEN", "tok-abcdef123")
@@ -106,7 +106,7 @@ def test_every_credential_variable_is_registered_on_the_litellm_transport(monkey
 
 def test_a_bug_in_relgrade_is_not_reported_as_no_answer(server, tmp_path, fake_key, monkeypatch):
     from relgrade.judge import JudgeConfig, Pair, judge_pairs
-    from relgrade.judge import _http
+    from relgrade.judge.transport import _http
 
     def broken(*args, **kwargs):
         raise KeyError("an internal bug")

@@ -43,13 +43,13 @@ from relgrade.judge._batch_options import (  # the batch options live there; the
     _STALE_SUBMIT, BATCH_DISCOUNT, DEFAULT_BATCH_SIZE, DEFAULT_MAX_POLL_ERRORS, DEFAULT_POLL_INTERVAL, check_batch_options,
 )
 from relgrade.judge.store._ledger import BatchRow
-from relgrade.judge._call import import_litellm, key_env, price_per_token, provider_of
+from relgrade.judge.transport._call import import_litellm, key_env, price_per_token, provider_of
 from relgrade.judge._config import JudgeConfig
 from relgrade.judge._budget import Budget
 from relgrade.judge._engine import _REPAIR, Engine, aggregate, fan_out, is_done, load_records, make_units, unit_done
 from relgrade.judge._judge import _resolve
 from relgrade.judge._results import JudgeResult, Judgment, in_pairs_order
-from relgrade.judge._secrets import collect_secrets, redact
+from relgrade.judge.transport._secrets import collect_secrets, redact
 from relgrade.judge._pool import Pair
 from relgrade.judge._prompt import Prompt
 from relgrade.judge.store._claims import new_owner
@@ -88,7 +88,7 @@ def batch_cost(plan, model: str) -> tuple[float | None, str]:
 def batch_adapter(model: str, config: JudgeConfig, *, api_base: str | None, api_key: str | None,
                   secrets: tuple[str, ...] = ()):
     """The batch adapter for the model's provider (``openai/...`` or ``anthropic/...``); every answer it returns and
-    every error it raises is masked with ``secrets`` (:func:`relgrade.judge._secrets.collect_secrets`)."""
+    every error it raises is masked with ``secrets`` (:func:`relgrade.judge.transport._secrets.collect_secrets`)."""
     provider = provider_of(model)
     body: dict[str, Any] = {"temperature": config.temperature, "max_tokens": config.max_tokens}
     kw = dict(api_base=api_base, api_key=api_key, secrets=secrets or collect_secrets(api_key),
@@ -200,7 +200,7 @@ class _BatchRun:
         if self.prices is None:
             raise InputError(f"--max-cost: litellm has no price for {self.model}, so the budget cannot be enforced; "
                              "drop --max-cost or use a model in litellm's price table")
-        from relgrade.judge._call import count_tokens
+        from relgrade.judge.transport._call import count_tokens
 
         out = []
         for key, kind in todo:
@@ -306,7 +306,7 @@ async def ajudge_batch(pairs: Sequence[Pair], *, model: str | None = None, promp
     pairs = list(pairs)
     units = make_units(pairs, model, prompt_obj, config)
     if units:  # before the first request (a submit or a poll): a key, a server that answers, a known model
-        from relgrade.judge._preflight import apreflight
+        from relgrade.judge.transport._preflight import apreflight
 
         await apreflight(model, transport="http" if provider_of(model) == "openai" else "litellm", api_base=api_base,
                          api_key=key, api_key_env=api_key_env)

@@ -18,7 +18,7 @@ from relgrade.judge._batch_api import BatchLine, BatchRequest, BatchState, JsonC
 from relgrade.judge._batch_checks import (
     BatchAnswerError, Results, batch_object, check_counts, check_id, custom_id, line_error, obj, read_jsonl, text,
 )
-from relgrade.judge._prices import usage_tokens
+from relgrade.judge.transport._prices import usage_tokens
 
 _PROCESSING = ("in_progress", "canceling", "ended")
 

@@ -95,7 +95,7 @@ class JsonClient:
         not JSON, e.g. an HTML page from a proxy, included)."""
         import aiohttp
 
-        from relgrade.judge._secrets import mask_bytes, mask_strings, redact
+        from relgrade.judge.transport._secrets import mask_bytes, mask_strings, redact
 
         session = await self._get()
         last = ""

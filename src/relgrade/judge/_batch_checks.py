@@ -1,11 +1,11 @@
 """A batch endpoint's answers are checked before anything in them is used (issue 24), after every API key in them
-is masked (:mod:`relgrade.judge._secrets`, the same masking as the online path).
+is masked (:mod:`relgrade.judge.transport._secrets`, the same masking as the online path).
 
 - Ids (batch, file) are 1-200 characters of letters, digits and ``_-.:`` (they go into URL paths; a masked key
   ``***`` is not an id): :func:`check_id`.
 - Counts (``request_counts``) are whole numbers >= 0 under string names: :func:`check_counts`.
-- Token counts are whole numbers in [0, :data:`~relgrade.judge._prices.MAX_TOKENS`]; anything else (negative, 1e30, a
-  string) makes the line's cost *unknown*, never negative or absurd (:func:`relgrade.judge._prices.usage_tokens`,
+- Token counts are whole numbers in [0, :data:`~relgrade.judge.transport._prices.MAX_TOKENS`]; anything else (negative, 1e30, a
+  string) makes the line's cost *unknown*, never negative or absurd (:func:`relgrade.judge.transport._prices.usage_tokens`,
   the online path's rule too).
 - Result files are read line by line (:func:`read_jsonl`): a line that is not UTF-8, not JSON (an unterminated last
   line included) or not an object is a *problem* naming its line; the readable lines are still used.
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from relgrade.judge._batch_api import BatchAPIError, BatchLine
-from relgrade.judge._prices import MAX_TOKENS
-from relgrade.judge._secrets import mask_strings, redact
+from relgrade.judge.transport._prices import MAX_TOKENS
+from relgrade.judge.transport._secrets import mask_strings, redact
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,199}")
 

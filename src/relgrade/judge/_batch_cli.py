@@ -24,7 +24,7 @@ def print_batch_status(store, model: str | None) -> int:
     """``--batch-status``: one line per open batch of the store's ledger (``--store``, else ``$RELGRADE_STORE``, else
     the default file); the store is named as every message names it (a URL without its password)."""
     from relgrade.judge._batch import batch_status
-    from relgrade.judge._secrets import collect_secrets, redact
+    from relgrade.judge.transport._secrets import collect_secrets, redact
     from relgrade.judge.store._open import store_name
 
     rows = batch_status(store or None, model=model)

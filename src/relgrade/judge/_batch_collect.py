@@ -6,7 +6,7 @@
   answers that differ are never chosen between: the pair is stored *unjudged* with every answer kept and the
   error ``the provider returned N different answers ...`` (``--retry-unjudged`` asks again). An error line beside an
   answer does not make a conflict (an error has no grade).
-- **Token counts** that are missing, negative or absurd (over :data:`~relgrade.judge._prices.MAX_TOKENS`) make
+- **Token counts** that are missing, negative or absurd (over :data:`~relgrade.judge.transport._prices.MAX_TOKENS`) make
   the line's cost *unknown* (counted in ``cost_unknown``): no negative or absurd dollars in details or totals.
 - **Unreadable results** (a result line that is not UTF-8, not JSON, unterminated, not an object, or without a
   ``custom_id``; a results file the provider no longer has, e.g. HTTP 404): the readable answers are stored, the
@@ -21,7 +21,7 @@ from typing import Any
 
 from relgrade.judge._batch_api import BatchAPIError, BatchLine, BatchState
 from relgrade.judge._batch_checks import BatchAnswerError, Results
-from relgrade.judge._call import Answer
+from relgrade.judge.transport._call import Answer
 from relgrade.io._text import no_surrogates
 from relgrade.judge._parse import parse_answer
 

@@ -21,7 +21,7 @@ from relgrade.judge._batch_checks import (
     BatchAnswerError, Results, batch_object, check_counts, check_id, check_time, custom_id, line_error, obj,
     optional_id, read_jsonl, text,
 )
-from relgrade.judge._prices import usage_tokens
+from relgrade.judge.transport._prices import usage_tokens
 
 _STATES = {"validating": "running", "in_progress": "running", "finalizing": "running", "cancelling": "running",
            "completed": "completed", "failed": "failed", "expired": "expired", "cancelled": "cancelled"}

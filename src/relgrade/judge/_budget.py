@@ -4,7 +4,7 @@ settle with the real cost when the answer arrives, stop when the next call could
 from __future__ import annotations
 
 from relgrade._errors import InputError
-from relgrade.judge._call import Answer, price_per_token
+from relgrade.judge.transport._call import Answer, price_per_token
 
 __all__ = ["Budget", "Stop"]
 

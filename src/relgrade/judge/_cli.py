@@ -139,7 +139,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     from relgrade.io import read_corpus, read_queries, read_run
     from relgrade.judge import DEFAULT_MODEL, JudgeConfig, estimate, judge_pairs, pool
     from relgrade.judge.store._open import open_store
-    from relgrade.judge._call import choose_transport
+    from relgrade.judge.transport._call import choose_transport
 
     if batch_status:
         from relgrade.judge._batch_cli import print_batch_status

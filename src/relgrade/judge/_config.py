@@ -32,7 +32,7 @@ class JudgeConfig:
     - ``logprobs`` / ``top_logprobs``: ask for token logprobs to record the grade distribution.
     - ``retry_unjudged``: ask again for pairs stored as unjudged (their answer was unreadable).
     - ``transport``: how calls reach the model. ``"litellm"``: ``litellm.acompletion``, for every
-      provider. ``"http"``: relgrade's lean aiohttp client (:mod:`relgrade.judge._http`), OpenAI-
+      provider. ``"http"``: relgrade's lean aiohttp client (:mod:`relgrade.judge.transport._http`), OpenAI-
       compatible ``/chat/completions`` only (``openai/`` models: vLLM, llama.cpp server, Ollama,
       OpenAI itself), same retries, errors, logprobs and price table. ``"auto"`` (default): ``http``
       for an ``openai/`` model with an explicit ``api_base``, else ``litellm``. Measured by

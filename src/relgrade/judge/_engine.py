@@ -21,7 +21,7 @@ from typing import Any
 from relgrade._errors import InputError
 from relgrade.io._text import no_surrogates
 from relgrade.judge._budget import Budget
-from relgrade.judge._call import Answer, Caller, PairCallError, count_tokens
+from relgrade.judge.transport._call import Answer, Caller, PairCallError, count_tokens
 from relgrade.judge._config import JudgeConfig
 from relgrade.judge.store._integrity import reparse_problem
 from relgrade.judge._parse import Parsed, expected_grade, grade_distribution, parse_answer

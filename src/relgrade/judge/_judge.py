@@ -13,13 +13,13 @@ from typing import Any
 
 from relgrade._errors import InputError
 from relgrade.judge._budget import Budget, Stop
-from relgrade.judge._call import Caller, FatalCallError, Halted, check_local, count_tokens, price_per_token
+from relgrade.judge.transport._call import Caller, FatalCallError, Halted, check_local, count_tokens, price_per_token
 from relgrade.judge._config import JudgeConfig
 from relgrade.judge._engine import (
     Engine, Unit, aggregate, check_grades, fan_out, is_done, load_records, make_units, unit_done,
 )
 from relgrade.judge._pool import Pair
-from relgrade.judge._preflight import PROBE_TIMEOUT, apreflight
+from relgrade.judge.transport._preflight import PROBE_TIMEOUT, apreflight
 from relgrade.judge._prompt import Prompt, load_prompt
 from relgrade.judge._results import DryRun, JudgeResult, Judgment, in_pairs_order
 from relgrade.judge.store._claims import new_owner

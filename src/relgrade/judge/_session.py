@@ -21,12 +21,12 @@ from pathlib import Path
 
 from relgrade._errors import InputError
 from relgrade.judge._budget import Budget, Stop
-from relgrade.judge._call import Caller, FatalCallError, Halted, check_local
+from relgrade.judge.transport._call import Caller, FatalCallError, Halted, check_local
 from relgrade.judge._config import JudgeConfig
 from relgrade.judge._engine import Engine, aggregate, fan_out, load_records, make_units, unit_done
 from relgrade.judge._judge import _resolve
 from relgrade.judge._pool import Pair
-from relgrade.judge._preflight import PROBE_TIMEOUT, apreflight
+from relgrade.judge.transport._preflight import PROBE_TIMEOUT, apreflight
 from relgrade.judge._prompt import Prompt
 from relgrade.judge._results import JudgeResult, in_pairs_order
 from relgrade.judge.store._claims import new_owner
@@ -80,7 +80,7 @@ class JudgeSession:
         units = make_units(pairs, self.model, self.prompt, self.config)
         load_records(units, self.store, self.prompt)
         todo = [unit for unit in units if not unit_done(unit, self.config)]
-        if todo and not self.preflighted:  # once, before the session's first paid call (relgrade.judge._preflight)
+        if todo and not self.preflighted:  # once, before the session's first paid call (relgrade.judge.transport._preflight)
             await apreflight(self.model, transport=self.config.transport, **self._api,
                              timeout=min(PROBE_TIMEOUT, self.config.timeout))
             self.preflighted = True

@@ -16,7 +16,7 @@ one line naming the variable, the URL or the model, before anything is sent:
    {base}/v1/models/{model}`` with ``x-api-key`` (Anthropic). No answer at all (refused, DNS, timeout)
    from every base is fatal; a fleet keeps going while one base answers (the others leave rotation);
 3. **the key and the model**, from that answer: 401 / 403 are fatal as on a call
-   (:func:`relgrade.judge._classify.fatal_message`: ``authentication failed for openai: set OPENAI_API_KEY
+   (:func:`relgrade.judge.transport._classify.fatal_message`: ``authentication failed for openai: set OPENAI_API_KEY
    (...)``), and so is a 404 whose body says the *model* is unknown (OpenAI's ``model_not_found``,
    Anthropic's ``not_found_error``). Any other answer (a server without that route, e.g. vLLM or llama.cpp,
    which serves whatever name it is asked) leaves the model to the first call, whose 404 is fatal too.
@@ -38,9 +38,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from relgrade._errors import InputError
-from relgrade.judge._call import choose_transport
-from relgrade.judge._classify import fatal_message, key_env, provider_of
-from relgrade.judge._secrets import collect_secrets, redact
+from relgrade.judge.transport._call import choose_transport
+from relgrade.judge.transport._classify import fatal_message, key_env, provider_of
+from relgrade.judge.transport._secrets import collect_secrets, redact
 
 PROBE_TIMEOUT = 5.0
 OPENAI_BASE = "https://api.openai.com/v1"
@@ -115,7 +115,7 @@ def credentials(model: str, transport: str, bases: Sequence[str], api_key: str |
         raise _no_key(provider, [env])
     if provider in AMBIENT or bases:
         return "the provider's own configuration", None
-    from relgrade.judge._call import import_litellm
+    from relgrade.judge.transport._call import import_litellm
 
     found = import_litellm().validate_environment(model=model)
     missing = [name for name in found.get("missing_keys") or () if _CREDENTIAL.search(name)]

@@ -12,7 +12,7 @@ about 0.3 ms of CPU per request together on this machine); the proxy of ``HTTPS_
 What it does: POST ``{api_base}/chat/completions`` with the same body litellm would send for an
 ``openai/`` model, parse the JSON, and hand back the message content, the OpenAI-shaped token
 logprobs (as plain dicts) and the usage. Every failure becomes an exception that the
-classification of :mod:`relgrade.judge._call` reads exactly like a litellm one:
+classification of :mod:`relgrade.judge.transport._call` reads exactly like a litellm one:
 
 - a non-2xx answer: :class:`HTTPStatusError` with ``status_code``, ``message`` (the provider's
   ``error.message``) and ``litellm_response_headers`` (so ``Retry-After`` / ``retry-after-ms``

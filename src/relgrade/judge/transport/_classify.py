@@ -6,7 +6,7 @@ Fatal (they stop the whole run with one line, :func:`fatal_message`): 400, 401, 
 missing API key whatever its status (litellm's OpenAI client reports it as an HTTP 500 "Missing credentials",
 :func:`missing_key`), except a context-window or content-policy rejection, which concerns that pair only
 (:func:`pair_only`). Only :func:`provider_errors` are classified; any other exception is a bug of relgrade's.
-The same rules hold on both transports: the lean client's errors (:mod:`relgrade.judge._http`) carry the same
+The same rules hold on both transports: the lean client's errors (:mod:`relgrade.judge.transport._http`) carry the same
 ``status_code``, ``message`` and response headers as litellm's.
 """
 
@@ -16,7 +16,7 @@ import asyncio
 import sys
 import time
 
-from relgrade.judge._secrets import redact
+from relgrade.judge.transport._secrets import redact
 
 RETRY_STATUS = {408, 409, 429}
 FATAL_STATUS = {400, 401, 402, 403, 404, 422}
@@ -97,7 +97,7 @@ def pair_only(exc: BaseException) -> bool:
 def provider_errors() -> tuple[type[BaseException], ...]:
     """The exceptions a provider or a transport raises; any other exception in a call is a bug of relgrade's
     and propagates (it is never reported as "no answer after N attempts")."""
-    from relgrade.judge._http import HTTPStatusError
+    from relgrade.judge.transport._http import HTTPStatusError
 
     errors: list[type[BaseException]] = [HTTPStatusError, ConnectionError, TimeoutError, asyncio.TimeoutError]
     openai = sys.modules.get("openai")

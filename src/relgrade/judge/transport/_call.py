@@ -3,20 +3,20 @@
 Which errors are retried (408, 409, 429, 5xx, connection errors, timeouts; ``Retry-After`` honoured) and which
 stop the whole run with one line (400, 401, 402, 403, 404, 422 and a missing key, e.g. ``authentication failed
 for openai: set OPENAI_API_KEY``; a context-window or content-policy rejection concerns that pair only) is
-decided in :mod:`relgrade.judge._classify`. litellm's and the OpenAI client's own retries are turned off so
+decided in :mod:`relgrade.judge.transport._classify`. litellm's and the OpenAI client's own retries are turned off so
 every attempt is ours and counted.
 
 Transport (``JudgeConfig.transport``): ``litellm.acompletion`` for every provider, or, for an
 ``openai/`` model at an explicit ``api_base`` (``auto``) or when asked (``http``), the lean aiohttp
-client of :mod:`relgrade.judge._http`, whose errors carry the same ``status_code`` and response
+client of :mod:`relgrade.judge.transport._http`, whose errors carry the same ``status_code`` and response
 headers so the classification below is the same; its cost is ``prompt_tokens * input price +
 completion_tokens * output price`` from litellm's price table, read as JSON without importing
-litellm (:mod:`relgrade.judge._prices`): the lean path never imports litellm.
+litellm (:mod:`relgrade.judge.transport._prices`): the lean path never imports litellm.
 
 Only provider and transport errors (:func:`provider_errors`) are retried or classified; any other
 exception raised in a call (a ``KeyError`` or ``TypeError`` in relgrade) is a bug and propagates.
 
-API keys are never logged or stored (:mod:`relgrade.judge._secrets`): every key a call may use is
+API keys are never logged or stored (:mod:`relgrade.judge.transport._secrets`): every key a call may use is
 registered before the first request, every error text that leaves this module goes through
 :func:`redact`, and every answer is masked before it is parsed and stored.
 """
@@ -34,13 +34,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from relgrade._errors import InputError
-from relgrade.judge._classify import (
+from relgrade.judge.transport._classify import (
     fatal_message, is_fatal, is_retryable, key_env, pair_only, provider_errors, provider_of, retry_after, status_of,
     what_failed,
 )
 from relgrade.judge._config import JudgeConfig
-from relgrade.judge._prices import count_tokens, price_per_token, usage_tokens
-from relgrade.judge._secrets import collect_secrets, install_log_filter, mask, redact
+from relgrade.judge.transport._prices import count_tokens, price_per_token, usage_tokens
+from relgrade.judge.transport._secrets import collect_secrets, install_log_filter, mask, redact
 
 WINDOW_SECONDS = 60.0  # the rpm / tpm window (a module attribute so tests can shorten it)
 
@@ -107,7 +107,7 @@ class Caller:
 
     ``api_base`` is one base URL or several (a fleet of OpenAI-compatible servers): calls are spread
     over them, ``config.concurrency`` requests in flight per endpoint, and a failing endpoint is taken
-    out of rotation for a while (:mod:`relgrade.judge._endpoints`).
+    out of rotation for a while (:mod:`relgrade.judge.transport._endpoints`).
     """
 
     def __init__(self, model: str, config: JudgeConfig, *, api_base: "str | Sequence[str] | None" = None,
@@ -138,14 +138,14 @@ class Caller:
         self.router = None
         self.litellm = None
         if self.transport == "http":
-            from relgrade.judge._endpoints import EndpointPool
+            from relgrade.judge.transport._endpoints import EndpointPool
 
             self.http = EndpointPool(self.api_bases or [None], self.api_key, concurrency=config.concurrency)
         else:
             self.litellm = import_litellm()
             install_log_filter(self.secrets)
             if len(self.api_bases) > 1:
-                from relgrade.judge._endpoints import make_router
+                from relgrade.judge.transport._endpoints import make_router
 
                 self.router = make_router(self.litellm, model, self.api_bases, self.api_key, config)
 

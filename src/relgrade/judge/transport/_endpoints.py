@@ -24,7 +24,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from relgrade.judge._http import HTTPStatusError, HttpTransport
+from relgrade.judge.transport._classify import retry_after
+from relgrade.judge.transport._http import HTTPStatusError, HttpTransport
 
 COOLDOWN_START = 1.0
 COOLDOWN_MAX = 30.0
@@ -98,8 +99,6 @@ class EndpointPool:
         return out
 
     def _down(self, ep: Endpoint, exc: BaseException) -> None:
-        from relgrade.judge._call import retry_after
-
         ep.failures += 1
         wait = retry_after(exc) if isinstance(exc, HTTPStatusError) else None
         if wait is None:
