@@ -145,7 +145,7 @@ def test_crash_between_create_and_ledger_write_adopts_the_batch(tmp_path):
 
     from relgrade.judge import JudgmentStore
     from relgrade.judge._batch import _BatchRun, batch_adapter
-    from relgrade.judge._engine import make_units
+    from relgrade.judge.engine._engine import make_units
 
     pairs = make_pairs(50)
     store = tmp_path / "s.sqlite"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from relgrade.judge._progress import Progress
+from relgrade.judge.engine._progress import Progress
 
 
 class Clock:

@@ -126,7 +126,7 @@ def test_claims_of_another_machine_wait_for_their_lease(fakes, tmp_path, make_ru
     lease runs out (that judge died), they are taken over and paid once."""
     from relgrade.io import read_run
     from relgrade.judge import JudgeConfig, JudgmentStore, load_prompt, pool
-    from relgrade.judge._engine import make_units
+    from relgrade.judge.engine._engine import make_units
 
     n_queries, n_docs = 3, 4
     n = n_queries * n_docs

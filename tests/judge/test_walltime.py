@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from relgrade.cli import main
-from relgrade.judge._walltime import ASSUMED_LATENCY, EFFICIENCY, duration, wall_time
+from relgrade.judge.engine._walltime import ASSUMED_LATENCY, EFFICIENCY, duration, wall_time
 
 MODEL = "openai/gpt-4o-mini"
 

@@ -105,7 +105,7 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
 
     ``store``: the judgment store (default :data:`relgrade.judge.DEFAULT_STORE`, shared by every demo
     run from this directory). ``progress(total)`` builds the judge's ``on_progress`` callback (with a
-    ``close()``); default :class:`relgrade.judge._progress.Progress` (tqdm on a terminal, else a line
+    ``close()``); default :class:`relgrade.judge.engine._progress.Progress` (tqdm on a terminal, else a line
     every 5 s on stderr). ``api_base``: an OpenAI-compatible server for an ``openai/`` model (vLLM, Ollama...).
     A step that fails stops the demo with an :class:`~relgrade.InputError` naming the step (a judge step with pairs
     that got no answer too: every answer already paid for stays in the store).
@@ -121,7 +121,7 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
     )
     from relgrade.judge import DEFAULT_MODEL, JudgeConfig, judge_pairs, pool
     from relgrade.judge._cli import _write_outputs, details_path, judged_line
-    from relgrade.judge._progress import Progress
+    from relgrade.judge.engine._progress import Progress
     from relgrade.metrics import parse_metrics
 
     out = Path(out)

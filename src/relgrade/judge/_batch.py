@@ -45,13 +45,12 @@ from relgrade.judge._batch_options import (  # the batch options live there; the
 from relgrade.judge.store._ledger import BatchRow
 from relgrade.judge.transport._call import import_litellm, key_env, price_per_token, provider_of
 from relgrade.judge._config import JudgeConfig
-from relgrade.judge._budget import Budget
-from relgrade.judge._engine import _REPAIR, Engine, aggregate, fan_out, is_done, load_records, make_units, unit_done
-from relgrade.judge._judge import _resolve
+from relgrade.judge.engine._budget import Budget
+from relgrade.judge.engine._engine import _REPAIR, Engine, aggregate, fan_out, is_done, load_records, make_units, unit_done
 from relgrade.judge._results import JudgeResult, Judgment, in_pairs_order
 from relgrade.judge.transport._secrets import collect_secrets, redact
 from relgrade.judge._pool import Pair
-from relgrade.judge._prompt import Prompt
+from relgrade.judge._prompt import Prompt, resolve
 from relgrade.judge.store._claims import new_owner
 from relgrade.judge.store._open import open_store
 from relgrade.judge.store._store import JudgmentStore
@@ -127,7 +126,7 @@ def in_pending_batches(pairs: Sequence[Pair], *, model: str | None = None, promp
     """How many distinct judgments of ``pairs`` are in a batch still pending in the store (the online judge
     must not pay for them again: they are paid for when the batch is collected)."""
     config = config or JudgeConfig()
-    model, prompt_obj = _resolve(model, prompt, max_grade)
+    model, prompt_obj = resolve(model, prompt, max_grade)
     ledger = store.batch_ledger()
     rows = [r for r in ledger.rows(model=model) if (r.detail or {}).get("prompt_hash") == prompt_obj.hash]
     if not rows:
@@ -298,7 +297,7 @@ async def ajudge_batch(pairs: Sequence[Pair], *, model: str | None = None, promp
     config = config or JudgeConfig()
     check_batch_options(poll_interval=poll_interval, batch_size=batch_size, fallback=fallback,
                         max_poll_errors=max_poll_errors)
-    model, prompt_obj = _resolve(model, prompt, max_grade)
+    model, prompt_obj = resolve(model, prompt, max_grade)
     env = key_env(model, api_key_env)
     key = api_key if api_key is not None else os.environ.get(env)
     api = batch_adapter(model, config, api_base=api_base, api_key=key,
@@ -411,7 +410,7 @@ def judge_batch(pairs: Sequence[Pair], *, handle_sigint: bool = True, **kwargs: 
     """Synchronous :func:`ajudge_batch` (same keywords). With ``handle_sigint`` the first Ctrl-C stops
     polling (``stopped="interrupted"``): the batches keep running at the provider and the next run collects them."""
 
-    from relgrade.judge._sync import run_sync
+    from relgrade.judge.engine._sync import run_sync
 
     return run_sync(lambda stop: ajudge_batch(pairs, stop_event=stop, **kwargs), handle_sigint=handle_sigint,
                     name="relgrade-batch")

@@ -205,7 +205,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
                    f"{plan.to_judge} to judge ({plural(plan.calls, 'call')})")
         click.echo(f"estimated tokens: {plan.prompt_tokens} prompt + {plan.completion_tokens} completion; "
                    f"estimated cost {dollars}")
-        from relgrade.judge._walltime import wall_time
+        from relgrade.judge.engine._walltime import wall_time
 
         bases = api_base if isinstance(api_base, list) else [api_base]
         click.echo(wall_time(plan.calls, local=local, transport=choose_transport(model, transport, bases[0]),
@@ -219,7 +219,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
             click.echo(_LOCAL_NOTE.format(model=model))
         return 0
 
-    from relgrade.judge._progress import Progress
+    from relgrade.judge.engine._progress import Progress
 
     db, _ = open_store(store or None, lease_s=lease)  # opened (and checked writable) before any call
     if not use_batch:

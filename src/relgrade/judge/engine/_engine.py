@@ -20,7 +20,7 @@ from typing import Any
 
 from relgrade._errors import InputError
 from relgrade.io._text import no_surrogates
-from relgrade.judge._budget import Budget
+from relgrade.judge.engine._budget import Budget
 from relgrade.judge.transport._call import Answer, Caller, PairCallError, count_tokens
 from relgrade.judge._config import JudgeConfig
 from relgrade.judge.store._integrity import reparse_problem

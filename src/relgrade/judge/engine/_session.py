@@ -20,14 +20,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from relgrade._errors import InputError
-from relgrade.judge._budget import Budget, Stop
+from relgrade.judge.engine._budget import Budget, Stop
 from relgrade.judge.transport._call import Caller, FatalCallError, Halted, check_local
 from relgrade.judge._config import JudgeConfig
-from relgrade.judge._engine import Engine, aggregate, fan_out, load_records, make_units, unit_done
-from relgrade.judge._judge import _resolve
+from relgrade.judge.engine._engine import Engine, aggregate, fan_out, load_records, make_units, unit_done
 from relgrade.judge._pool import Pair
 from relgrade.judge.transport._preflight import PROBE_TIMEOUT, apreflight
-from relgrade.judge._prompt import Prompt
+from relgrade.judge._prompt import Prompt, resolve
 from relgrade.judge._results import JudgeResult, in_pairs_order
 from relgrade.judge.store._claims import new_owner
 from relgrade.judge.store._open import open_store
@@ -42,7 +41,7 @@ class JudgeSession:
                  api_base: str | None = None, api_key: str | None = None, api_key_env: str | None = None,
                  max_grade: int | None = None):
         self.config = config or JudgeConfig()
-        self.model, self.prompt = _resolve(model, prompt, max_grade)
+        self.model, self.prompt = resolve(model, prompt, max_grade)
         check_local(self.model)
         self._store_arg = store
         self._db: JudgmentStore | None = None
