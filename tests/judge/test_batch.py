@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from relgrade.judge import JudgeConfig, Pair, judgment_key, load_prompt
-from relgrade.judge._batch import batch_price_per_token, batch_status, judge_batch
+from relgrade.judge.batch._run import batch_price_per_token, batch_status, judge_batch
 
 FAKE = Path(__file__).resolve().parents[1] / "fakes" / "batch_server.py"
 MODEL = "openai/gpt-4o-mini"
@@ -144,7 +144,7 @@ def test_crash_between_create_and_ledger_write_adopts_the_batch(tmp_path):
     import asyncio
 
     from relgrade.judge import JudgmentStore
-    from relgrade.judge._batch import _BatchRun, batch_adapter
+    from relgrade.judge.batch._run import _BatchRun, batch_adapter
     from relgrade.judge.engine._engine import make_units
 
     pairs = make_pairs(50)
@@ -355,7 +355,7 @@ def test_two_processes_on_one_store_submit_each_pair_once(tmp_path):
 
 
 def test_crash_mid_collection_recollects_without_paying_or_counting_twice(tmp_path, monkeypatch):
-    from relgrade.judge._batch import _BatchRun
+    from relgrade.judge.batch._run import _BatchRun
 
     pairs = make_pairs(50)
     store = tmp_path / "s.sqlite"

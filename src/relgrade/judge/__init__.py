@@ -41,7 +41,7 @@ The default model, ``local/gemma3-270m``, runs offline in-process (``pip install
 it (``relgrade calibrate``) like any judge before trusting its grades.
 """
 
-from relgrade.judge._batch import ajudge_batch, batch_price_per_token, batch_status, judge_batch
+from relgrade.judge.batch._run import ajudge_batch, batch_price_per_token, batch_status, judge_batch
 from relgrade.judge._config import DEFAULT_MODEL, JudgeConfig
 from relgrade.judge._judge import ajudge_pairs, estimate, judge_pairs
 from relgrade.judge._parse import Parsed, expected_grade, grade_distribution, parse_answer

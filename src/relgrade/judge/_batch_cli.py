@@ -9,7 +9,7 @@ import click
 
 def print_batch_price(plan, model: str) -> None:
     """The dry run's second price: the same tokens at batch prices."""
-    from relgrade.judge._batch import batch_cost
+    from relgrade.judge.batch._run import batch_cost
 
     cost, source = batch_cost(plan, model)
     if cost is None:
@@ -23,7 +23,7 @@ def print_batch_price(plan, model: str) -> None:
 def print_batch_status(store, model: str | None) -> int:
     """``--batch-status``: one line per open batch of the store's ledger (``--store``, else ``$RELGRADE_STORE``, else
     the default file); the store is named as every message names it (a URL without its password)."""
-    from relgrade.judge._batch import batch_status
+    from relgrade.judge.batch._run import batch_status
     from relgrade.judge.transport._secrets import collect_secrets, redact
     from relgrade.judge.store._open import store_name
 

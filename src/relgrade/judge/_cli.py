@@ -168,7 +168,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     if use_batch and len(api_base) > 1:
         raise InputError("--batch takes one --api-base (a provider batch goes to one server); drop the others")
     if use_batch:
-        from relgrade.judge._batch_options import check_batch_options
+        from relgrade.judge.batch._options import check_batch_options
 
         check_batch_options(poll_interval=poll_interval, batch_size=batch_size, fallback=batch_fallback)
     api_base = list(api_base) if len(api_base) > 1 else (api_base[0] if api_base else None)
@@ -223,7 +223,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
 
     db, _ = open_store(store or None, lease_s=lease)  # opened (and checked writable) before any call
     if not use_batch:
-        from relgrade.judge._batch import in_pending_batches
+        from relgrade.judge.batch._run import in_pending_batches
 
         n = in_pending_batches(pairs, model=model, prompt=prompt, store=db, config=config, max_grade=max_grade)
         if n:
@@ -234,7 +234,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     on_progress = Progress(len(pairs))  # tqdm on a terminal, else a line every 5 s
     try:
         if use_batch:
-            from relgrade.judge._batch import judge_batch
+            from relgrade.judge.batch._run import judge_batch
             from relgrade.judge._batch_cli import PollPrinter
 
             result = judge_batch(pairs, model=model, prompt=prompt, store=db, config=config, api_base=api_base,

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
-from relgrade.judge._batch_api import TERMINAL, BatchAPIError, BatchRequest, BatchState
-from relgrade.judge._batch_options import (  # the batch options live there; these three re-exported in __all__
+from relgrade.judge.batch._api import TERMINAL, BatchAPIError, BatchRequest, BatchState
+from relgrade.judge.batch._options import (  # the batch options live there; these three re-exported in __all__
     _STALE_SUBMIT, BATCH_DISCOUNT, DEFAULT_BATCH_SIZE, DEFAULT_MAX_POLL_ERRORS, DEFAULT_POLL_INTERVAL, check_batch_options,
 )
 from relgrade.judge.store._ledger import BatchRow
@@ -94,13 +94,13 @@ def batch_adapter(model: str, config: JudgeConfig, *, api_base: str | None, api_
               client={"max_attempts": config.max_attempts, "backoff": config.backoff_initial,
                       "backoff_max": config.backoff_max})
     if provider == "openai" and not model.startswith("local/"):
-        from relgrade.judge._batch_openai import OpenAIBatches
+        from relgrade.judge.batch._openai import OpenAIBatches
 
         if config.logprobs:
             body.update(logprobs=True, top_logprobs=config.top_logprobs)
         return OpenAIBatches(model, body=body, **kw)
     if provider == "anthropic":
-        from relgrade.judge._batch_anthropic import AnthropicBatches
+        from relgrade.judge.batch._anthropic import AnthropicBatches
 
         return AnthropicBatches(model, body=body, **kw)
     raise InputError(f"--batch: {model} has no batch API in relgrade (batch providers: openai/, anthropic/); "
@@ -249,7 +249,7 @@ class _BatchRun:
     async def poll(self, row: BatchRow) -> tuple[BatchState | None, str | None]:
         """``(state, None)``, or ``(None, why)`` when the status could not be read; after ``max_poll_errors`` such
         polls in a row the run stops with one line (the batch stays in the ledger for the next run)."""
-        from relgrade.judge._batch_collect import UnreadableBatch, collect
+        from relgrade.judge.batch._collect import UnreadableBatch, collect
 
         try:
             state = await self.api.status(row.batch_id)
@@ -278,7 +278,7 @@ class _BatchRun:
             self.failed.add(key)
 
     def _answer(self, local_id: str, key: str, kind: str, line, turnaround: float) -> None:
-        from relgrade.judge._batch_collect import store_answer
+        from relgrade.judge.batch._collect import store_answer
 
         store_answer(self, local_id, key, kind, line, turnaround)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from relgrade.judge._batch_api import BatchLine, BatchRequest, BatchState, JsonClient
-from relgrade.judge._batch_checks import (
+from relgrade.judge.batch._api import BatchLine, BatchRequest, BatchState, JsonClient
+from relgrade.judge.batch._checks import (
     BatchAnswerError, Results, batch_object, check_counts, check_id, custom_id, line_error, obj, read_jsonl, text,
 )
 from relgrade.judge.transport._prices import usage_tokens

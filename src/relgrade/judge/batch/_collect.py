@@ -1,6 +1,6 @@
 """Collecting an ended batch: its result lines into the store rows, with provider data taken on trust nowhere.
 
-- Lines are read and checked by the adapter (:mod:`relgrade.judge._batch_checks`); a line that cannot be read as an
+- Lines are read and checked by the adapter (:mod:`relgrade.judge.batch._checks`); a line that cannot be read as an
   answer (malformed, or a per-line error) is a line error: asked again, never a grade.
 - **Duplicate ``custom_id`` lines** (one request answered more than once): copies of the same answer count once;
   answers that differ are never chosen between: the pair is stored *unjudged* with every answer kept and the
@@ -19,8 +19,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from relgrade.judge._batch_api import BatchAPIError, BatchLine, BatchState
-from relgrade.judge._batch_checks import BatchAnswerError, Results
+from relgrade.judge.batch._api import BatchAPIError, BatchLine, BatchState
+from relgrade.judge.batch._checks import BatchAnswerError, Results
 from relgrade.judge.transport._call import Answer
 from relgrade.io._text import no_surrogates
 from relgrade.judge._parse import parse_answer

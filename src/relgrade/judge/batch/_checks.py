@@ -11,7 +11,7 @@ is masked (:mod:`relgrade.judge.transport._secrets`, the same masking as the onl
   line included) or not an object is a *problem* naming its line; the readable lines are still used.
 - Free text from the provider (error messages, reasons) is a string of at most 300 characters: :func:`text`.
 
-Every violation is a :class:`BatchAnswerError` (a :class:`~relgrade.judge._batch_api.BatchAPIError`) whose message
+Every violation is a :class:`BatchAnswerError` (a :class:`~relgrade.judge.batch._api.BatchAPIError`) whose message
 is one masked line.
 """
 
@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from relgrade.judge._batch_api import BatchAPIError, BatchLine
+from relgrade.judge.batch._api import BatchAPIError, BatchLine
 from relgrade.judge.transport._prices import MAX_TOKENS
 from relgrade.judge.transport._secrets import mask_strings, redact
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from relgrade.judge._batch_api import BatchAPIError, BatchLine, BatchRequest, BatchState, JsonClient
-from relgrade.judge._batch_checks import (
+from relgrade.judge.batch._api import BatchAPIError, BatchLine, BatchRequest, BatchState, JsonClient
+from relgrade.judge.batch._checks import (
     BatchAnswerError, Results, batch_object, check_counts, check_id, check_time, custom_id, line_error, obj,
     optional_id, read_jsonl, text,
 )
