@@ -120,7 +120,7 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
         estimate, merge_labels, read_human_labels, read_judge_labels, read_mapping, write_hybrid,
     )
     from relgrade.judge import DEFAULT_MODEL, JudgeConfig, judge_pairs, pool
-    from relgrade.judge._cli import _write_outputs, details_path, judged_line
+    from relgrade.judge._outputs import details_path, judged_line, write_outputs
     from relgrade.judge.engine._progress import Progress
     from relgrade.metrics import parse_metrics
 
@@ -153,7 +153,7 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
                                  on_progress=on_progress, api_base=api_base)
         finally:
             on_progress.close()
-        _write_outputs(result, str(judged))
+        write_outputs(result, judged)
         counts = result.counts()
         say(f"  {judged_line(result)}; {plural(result.n_calls, 'judge call')}")
         if counts["failed"]:

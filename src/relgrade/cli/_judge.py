@@ -1,9 +1,7 @@
 """``relgrade judge``: pool the runs, grade every pair with an LLM judge, write qrels and details.
 
-Outputs: ``--out QRELS`` gets the judged labels as TREC qrels (``qid 0 docid grade``; CSV or JSONL
-by extension), unjudged and failed pairs left out; ``QRELS.details.jsonl`` beside it gets one
-object per pooled pair (grade, status, distribution, expected grade, reason, model, prompt hash,
-tokens, cost, latency, cached, and the raw answer when unjudged).
+Outputs: ``--out QRELS`` gets the judged labels as TREC qrels and ``QRELS.details.jsonl`` beside it one object per
+pooled pair (:mod:`relgrade.judge._outputs`).
 
 Exit codes: 0 when every pair was attempted (or a --max-cost stop), 1 when some pairs failed
 (no answer after the retries; re-run to retry them), 2 on a user error, 130 on Ctrl-C. Every
@@ -12,7 +10,6 @@ answer paid for is already in the store, whatever the exit.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -24,60 +21,11 @@ _LOCAL_NOTE = ("note: {model} is the embedded plumbing default, with near-zero a
                "calibrate it (relgrade calibrate) like any judge, or name a real model with --model")
 
 
-def judged_line(result) -> str:
-    """What happened to the pairs and where their answers came from, one wording for ``judge`` and ``demo``:
-    ``329 judged, 0 unjudged, 0 failed: 322 paid for now, 7 duplicates (...)``; a duplicate (the same query and
-    chunk text as another doc id, judged once) is explained where it is counted."""
-    c = result.counts()
-    line = f"{c['judged']} judged, {c['unjudged']} unjudged, {c['failed']} failed"
-    if c["remaining"]:
-        line += f", {c['remaining']} not done"
-    sources = [f"{c['paid']} paid for now" if c["paid"] else "", f"{c['stored']} from the store" if c["stored"] else "",
-               f"{plural(c['duplicates'], 'duplicate')} (the same query and chunk text as another doc id: judged "
-               "once, the grade shared)" if c["duplicates"] else ""]
-    sources = [x for x in sources if x]
-    return line + (f": {', '.join(sources)}" if sources else "")
-
-
-def details_path(out: str | Path) -> Path:
-    """Where the details JSONL goes: ``OUT.details.jsonl`` beside ``--out``."""
-    return Path(f"{out}.details.jsonl")
-
-
-def check_writable(path: Path, option: str) -> None:
-    """Raise :class:`InputError` unless ``path`` can be written (atomically, beside itself): checked
-    before the first paid call so that no answer is paid for and then lost."""
-    from relgrade._errors import InputError
-
-    if path.is_dir():
-        raise InputError(f"{option} {path}: is a folder; give a file name such as {path / 'judged.qrels'}")
-    folder = path.parent
-    if not folder.exists():
-        raise InputError(f"{option} {path}: the folder {folder} does not exist; create it or write elsewhere")
-    if not folder.is_dir():
-        raise InputError(f"{option} {path}: {folder} is not a folder; write elsewhere")
-    probe = folder / f".{path.name}.{os.getpid()}.probe"
-    try:
-        probe.touch()
-        probe.unlink()
-    except OSError as exc:
-        raise InputError(f"{option} {path}: cannot write in {folder} ({exc.strerror}); make it writable or "
-                         "write elsewhere") from None
-
-
 def _is_file(path: str) -> bool:
     try:
         return Path(path).is_file()
     except (OSError, ValueError):  # a prompt name too long for a path, or holding a NUL
         return False
-
-
-def _write_atomic(path: Path, lines) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for line in lines:
-            fh.write(line)
-    os.replace(tmp, path)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -138,11 +86,12 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     from relgrade._errors import InputError
     from relgrade.io import read_corpus, read_queries, read_run
     from relgrade.judge import DEFAULT_MODEL, JudgeConfig, estimate, judge_pairs, pool
+    from relgrade.judge._outputs import check_writable, details_path, judged_line, write_outputs
     from relgrade.judge.store._open import open_store
     from relgrade.judge.transport._call import choose_transport
 
     if batch_status:
-        from relgrade.judge._batch_cli import print_batch_status
+        from relgrade.cli._judge_batch import print_batch_status
 
         return print_batch_status(store, model)
     if not runs:
@@ -212,7 +161,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
                              concurrency=concurrency, servers=len(bases), latency=latency,
                              measured=(plan.latency_s, plan.latency_n), rpm=rpm, tpm=tpm,
                              tokens=plan.prompt_tokens + plan.completion_tokens).text(plan.calls))
-        from relgrade.judge._batch_cli import print_batch_price
+        from relgrade.cli._judge_batch import print_batch_price
 
         print_batch_price(plan, model)
         if local:
@@ -235,7 +184,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     try:
         if use_batch:
             from relgrade.judge.batch._run import judge_batch
-            from relgrade.judge._batch_cli import PollPrinter
+            from relgrade.cli._judge_batch import PollPrinter
 
             result = judge_batch(pairs, model=model, prompt=prompt, store=db, config=config, api_base=api_base,
                                  api_key_env=api_key_env, max_grade=max_grade, poll_interval=poll_interval,
@@ -247,7 +196,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     finally:
         db.close()
         on_progress.close()
-    _write_outputs(result, out)
+    write_outputs(result, out)
     counts = result.counts()
     cost = f"${result.cost_usd:.4f}" + (f" (+{result.cost_unknown} calls of unknown price)" if result.cost_unknown else "")
     click.echo(f"judged {plural(counts['pairs'], 'pair')} with {result.model} (prompt {result.prompt_hash}): "
@@ -286,19 +235,3 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
         click.echo(f"{counts['failed']} pairs failed (no answer after the retries); re-run to retry them", err=True)
         return 1
     return 0
-
-
-def _write_outputs(result, out: str) -> None:
-    from relgrade.io import text_sha256, write_qrels
-
-    tmp = Path(out).with_name(f".{Path(out).name}.{os.getpid()}.tmp{Path(out).suffix}")
-    write_qrels(result.qrels(), tmp)
-    os.replace(tmp, out)
-    rows = [json.dumps(j.to_dict(), ensure_ascii=False) + "\n" for j in result.judgments]
-    for p in result.remaining:
-        rows.append(json.dumps({"query_id": p.query_id, "doc_id": p.doc_id, "query": p.query, "text": p.text,
-                                "text_sha256": text_sha256(p.text),
-                                **({"runs": list(p.runs)} if p.runs else {}),
-                                "grade": None, "status": "remaining", "model": result.model,
-                                "prompt_hash": result.prompt_hash}, ensure_ascii=False) + "\n")
-    _write_atomic(details_path(out), rows)
