@@ -22,7 +22,7 @@ import pytest
 from relgrade.judge import JudgeConfig, Pair, judgment_key, load_prompt
 from relgrade.judge.batch._run import batch_price_per_token, batch_status, judge_batch
 
-FAKE = Path(__file__).resolve().parents[1] / "fakes" / "batch_server.py"
+FAKE = Path(__file__).resolve().parents[2] / "fakes" / "batch_server.py"
 MODEL = "openai/gpt-4o-mini"
 
 
@@ -213,7 +213,7 @@ def _write_run(path: Path, pairs: list[Pair]) -> Path:
 
 def _relgrade(*args: str, **kw) -> subprocess.Popen:
     env = {**os.environ, "OPENAI_API_KEY": "sk-fake", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-           "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+           "PYTHONPATH": str(Path(__file__).resolve().parents[3] / "src")}
     return subprocess.Popen([sys.executable, "-m", "relgrade.cli", "judge", *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kw)
 

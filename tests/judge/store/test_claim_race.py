@@ -30,7 +30,7 @@ def store(request, tmp_path):
 def _env(key):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "RELGRADE_STORE"}
     env.update(OPENAI_API_KEY=key, LITELLM_LOCAL_MODEL_COST_MAP="True",
-               PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
+               PYTHONPATH=str(Path(__file__).resolve().parents[3] / "src"))
     return env
 
 

@@ -205,7 +205,7 @@ def test_a_network_store_is_written_off_the_event_loop(server, tmp_path, fake_ke
     from relgrade.judge.store._postgres import PostgresStore
     from relgrade.judge.store._sqlite import SQLiteStore
 
-    from .conftest import fast_config
+    from ..conftest import fast_config
 
     seen: dict[str, set[str]] = {"postgres": set(), "sqlite": set()}
     for cls, name in ((PostgresStore, "postgres"), (SQLiteStore, "sqlite")):

@@ -19,7 +19,7 @@ from relgrade.judge import JudgeConfig, JudgmentStore, Pair, judge_pairs
 from relgrade.judge.transport._call import choose_transport
 from relgrade.judge.transport._http import _proxy_for
 
-from .conftest import fast_config
+from ..conftest import fast_config
 
 MODEL = "openai/gpt-4o-mini"
 
