@@ -39,6 +39,12 @@ Python API::
 The default model, ``local/gemma3-270m``, runs offline in-process (``pip install
 'relgrade[local]'``). It is a plumbing default with near-zero agreement with human labels: calibrate
 it (``relgrade calibrate``) like any judge before trusting its grades.
+
+The rooms, from the ground up: ``_config``, ``_pool``, ``_parse``, ``_prompt`` and ``_results`` (what a judge call
+takes and returns); ``store/`` (rows, claims, the batch ledger, SQLite and PostgreSQL), ``local/`` (the embedded
+model); ``transport/`` (one call, its retries, keys and prices); ``engine/`` (the judging loop, budget, session);
+``_judge`` (:func:`judge_pairs`); ``batch/`` (``judge --batch``); ``_outputs`` (the files a run writes). The
+command line is :mod:`relgrade.cli._judge`.
 """
 
 from relgrade.judge.batch._run import ajudge_batch, batch_price_per_token, batch_status, judge_batch
