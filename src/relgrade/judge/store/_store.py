@@ -97,8 +97,8 @@ class JudgmentStore:
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
-        if "accepts" in cls.__dict__:
-            JudgmentStore._backends.append(cls)
+        if "accepts" in cls.__dict__:  # the newest first: a new backend may claim specs SQLite would take as paths
+            JudgmentStore._backends.insert(0, cls)
 
     @classmethod
     def accepts(cls, path: "str | Path") -> bool:
