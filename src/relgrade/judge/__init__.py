@@ -47,14 +47,14 @@ model); ``transport/`` (one call, its retries, keys and prices); ``engine/`` (th
 command line is :mod:`relgrade.cli._judge`.
 """
 
-from relgrade.judge.batch._run import ajudge_batch, batch_price_per_token, batch_status, judge_batch
 from relgrade.judge._config import DEFAULT_MODEL, JudgeConfig
 from relgrade.judge._judge import ajudge_pairs, estimate, judge_pairs
 from relgrade.judge._parse import Parsed, expected_grade, grade_distribution, parse_answer
 from relgrade.judge._pool import Pair, pool
-from relgrade.judge.engine._session import JudgeSession
 from relgrade.judge._prompt import Prompt, delimit, load_prompt
 from relgrade.judge._results import DryRun, JudgeResult, Judgment
+from relgrade.judge.batch._run import ajudge_batch, batch_price_per_token, batch_status, judge_batch
+from relgrade.judge.engine._session import JudgeSession
 from relgrade.judge.store._store import DEFAULT_STORE, JudgmentStore, judgment_key
 
 __all__ = [

@@ -12,20 +12,20 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
-from relgrade.judge.engine._budget import Budget, Stop
-from relgrade.judge.transport._call import Caller, FatalCallError, Halted, check_local, count_tokens, price_per_token
 from relgrade.judge._config import JudgeConfig
+from relgrade.judge._pool import Pair
+from relgrade.judge._prompt import Prompt, resolve
+from relgrade.judge._results import DryRun, JudgeResult, Judgment, in_pairs_order
+from relgrade.judge.engine._budget import Budget, Stop
 from relgrade.judge.engine._engine import (
     Engine, Unit, aggregate, check_grades, fan_out, is_done, load_records, make_units, unit_done,
 )
-from relgrade.judge._pool import Pair
-from relgrade.judge.transport._preflight import PROBE_TIMEOUT, apreflight
-from relgrade.judge._prompt import Prompt, resolve
-from relgrade.judge._results import DryRun, JudgeResult, Judgment, in_pairs_order
+from relgrade.judge.engine._walltime import median_latency
 from relgrade.judge.store._claims import new_owner
 from relgrade.judge.store._open import open_store
 from relgrade.judge.store._store import JudgmentStore
-from relgrade.judge.engine._walltime import median_latency
+from relgrade.judge.transport._call import Caller, FatalCallError, Halted, check_local, count_tokens, price_per_token
+from relgrade.judge.transport._preflight import PROBE_TIMEOUT, apreflight
 
 __all__ = ["DryRun", "JudgeResult", "Judgment", "ajudge_pairs", "estimate", "judge_pairs"]
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from relgrade.io._text import no_surrogates
+from relgrade.judge._parse import parse_answer
 from relgrade.judge.batch._api import BatchAPIError, BatchLine, BatchState
 from relgrade.judge.batch._checks import BatchAnswerError, Results
 from relgrade.judge.transport._call import Answer
-from relgrade.io._text import no_surrogates
-from relgrade.judge._parse import parse_answer
 
 
 class UnreadableBatch(Exception):

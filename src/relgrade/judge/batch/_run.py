@@ -38,22 +38,22 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
+from relgrade.judge._config import JudgeConfig
+from relgrade.judge._pool import Pair
+from relgrade.judge._prompt import Prompt, resolve
+from relgrade.judge._results import JudgeResult, Judgment, in_pairs_order
 from relgrade.judge.batch._api import TERMINAL, BatchAPIError, BatchRequest, BatchState
 from relgrade.judge.batch._options import (  # the batch options live there; these three re-exported in __all__
     _STALE_SUBMIT, BATCH_DISCOUNT, DEFAULT_BATCH_SIZE, DEFAULT_MAX_POLL_ERRORS, DEFAULT_POLL_INTERVAL, check_batch_options,
 )
-from relgrade.judge.store._ledger import BatchRow
-from relgrade.judge.transport._call import import_litellm, key_env, price_per_token, provider_of
-from relgrade.judge._config import JudgeConfig
 from relgrade.judge.engine._budget import Budget
 from relgrade.judge.engine._engine import _REPAIR, Engine, aggregate, fan_out, is_done, load_records, make_units, unit_done
-from relgrade.judge._results import JudgeResult, Judgment, in_pairs_order
-from relgrade.judge.transport._secrets import collect_secrets, redact
-from relgrade.judge._pool import Pair
-from relgrade.judge._prompt import Prompt, resolve
 from relgrade.judge.store._claims import new_owner
+from relgrade.judge.store._ledger import BatchRow
 from relgrade.judge.store._open import open_store
 from relgrade.judge.store._store import JudgmentStore
+from relgrade.judge.transport._call import import_litellm, key_env, price_per_token, provider_of
+from relgrade.judge.transport._secrets import collect_secrets, redact
 
 def batch_price_per_token(model: str) -> tuple[float, float, str] | None:
     """``(input, output, source)`` USD per token at batch prices, or None when the model has no price.

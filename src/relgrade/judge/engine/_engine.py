@@ -20,15 +20,15 @@ from typing import Any
 
 from relgrade._errors import InputError
 from relgrade.io._text import no_surrogates
-from relgrade.judge.engine._budget import Budget
-from relgrade.judge.transport._call import Answer, Caller, PairCallError, count_tokens
 from relgrade.judge._config import JudgeConfig
-from relgrade.judge.store._integrity import reparse_problem
 from relgrade.judge._parse import Parsed, expected_grade, grade_distribution, parse_answer
 from relgrade.judge._pool import Pair
 from relgrade.judge._prompt import Prompt
 from relgrade.judge._results import Judgment
+from relgrade.judge.engine._budget import Budget
+from relgrade.judge.store._integrity import reparse_problem
 from relgrade.judge.store._store import JudgmentStore, judgment_key
+from relgrade.judge.transport._call import Answer, Caller, PairCallError, count_tokens
 
 __all__ = ["Engine", "Unit", "aggregate", "check_grades", "fan_out", "is_done", "make_units"]
 

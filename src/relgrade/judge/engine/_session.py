@@ -20,17 +20,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from relgrade._errors import InputError
-from relgrade.judge.engine._budget import Budget, Stop
-from relgrade.judge.transport._call import Caller, FatalCallError, Halted, check_local
 from relgrade.judge._config import JudgeConfig
-from relgrade.judge.engine._engine import Engine, aggregate, fan_out, load_records, make_units, unit_done
 from relgrade.judge._pool import Pair
-from relgrade.judge.transport._preflight import PROBE_TIMEOUT, apreflight
 from relgrade.judge._prompt import Prompt, resolve
 from relgrade.judge._results import JudgeResult, in_pairs_order
+from relgrade.judge.engine._budget import Budget, Stop
+from relgrade.judge.engine._engine import Engine, aggregate, fan_out, load_records, make_units, unit_done
 from relgrade.judge.store._claims import new_owner
 from relgrade.judge.store._open import open_store
 from relgrade.judge.store._store import JudgmentStore
+from relgrade.judge.transport._call import Caller, FatalCallError, Halted, check_local
+from relgrade.judge.transport._preflight import PROBE_TIMEOUT, apreflight
 
 
 class JudgeSession:

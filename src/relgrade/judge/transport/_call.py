@@ -34,11 +34,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from relgrade._errors import InputError
+from relgrade.judge._config import JudgeConfig
 from relgrade.judge.transport._classify import (
     fatal_message, is_fatal, is_retryable, key_env, pair_only, provider_errors, provider_of, retry_after, status_of,
     what_failed,
 )
-from relgrade.judge._config import JudgeConfig
 from relgrade.judge.transport._prices import count_tokens, price_per_token, usage_tokens
 from relgrade.judge.transport._secrets import collect_secrets, install_log_filter, mask, redact
 
