@@ -9,7 +9,7 @@ connects and adds 1-s retransmits). In this process, measured in one run, altern
   ``asyncio.Semaphore(concurrency)``, nothing else (no parsing, store, retries, progress);
 - ``relgrade/litellm``: :func:`relgrade.judge.judge_pairs` with ``transport="litellm"`` and a
   fresh SQLite store (tenacity retries, budget, parsing, logprob distribution, a commit each);
-- ``lean only``: the same messages POSTed by :class:`relgrade.judge._http.HttpTransport` alone;
+- ``lean only``: the same messages POSTed by :class:`relgrade.judge.transport._http.HttpTransport` alone;
 - ``relgrade/http``: ``judge_pairs`` with ``transport="http"``.
 
 Ideal wall time = pairs / concurrency x latency. Own CPU per judgment = (process CPU of relgrade
@@ -65,7 +65,7 @@ async def litellm_only(pairs, base_url: str, concurrency: int) -> None:
 
 async def lean_only(pairs, base_url: str, concurrency: int) -> None:
     from relgrade.judge import load_prompt
-    from relgrade.judge._http import HttpTransport
+    from relgrade.judge.transport._http import HttpTransport
 
     prompt = load_prompt("graded")
     transport = HttpTransport(base_url, KEY, concurrency=concurrency)
@@ -97,7 +97,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from relgrade.judge import JudgeConfig, judge_pairs
-    from relgrade.judge._call import import_litellm
+    from relgrade.judge.transport._call import import_litellm
 
     import_litellm()
     fakes = load_fakes()

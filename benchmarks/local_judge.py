@@ -21,8 +21,8 @@ import statistics
 import time
 
 from relgrade.judge import load_prompt
-from relgrade.judge._local import _Engine, _model_path
-from relgrade.judge._local_provider import _prompt_of
+from relgrade.judge.local._model import _Engine, _model_path
+from relgrade.judge.local._provider import _prompt_of
 
 # (query, passage, the grade a careful human would give)
 PAIRS = [

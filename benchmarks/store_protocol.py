@@ -36,8 +36,8 @@ def per_item(fn, items) -> float:
 
 def one_round(store_spec: str, pairs: int) -> dict[str, float]:
     from relgrade.judge import JudgmentStore
-    from relgrade.judge._claims import in_open_batches
-    from relgrade.judge._integrity import seal, verify
+    from relgrade.judge.store._claims import in_open_batches
+    from relgrade.judge.store._integrity import seal, verify
 
     tag = uuid.uuid4().hex[:8]
     keys = [f"bench-{tag}-{i:06d}" for i in range(pairs)]

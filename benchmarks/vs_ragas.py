@@ -130,7 +130,7 @@ def main() -> None:
                              "model, 0.3, and a fast local endpoint, 0.02)")
     args = parser.parse_args()
 
-    from relgrade.judge._call import import_litellm
+    from relgrade.judge.transport._call import import_litellm
 
     import_litellm()
     logging.getLogger("ragas").setLevel(logging.CRITICAL)  # ragas logs every parse failure; we count them

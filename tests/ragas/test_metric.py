@@ -114,7 +114,7 @@ def test_max_cost_holds_for_the_whole_metric_not_per_sample(server, tmp_path, mo
     import asyncio
 
     from relgrade.judge import load_prompt
-    from relgrade.judge._call import count_tokens, price_per_token
+    from relgrade.judge.transport._call import count_tokens, price_per_token
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
     rows = _samples(6)

@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "ann-recall": ("relgrade.cli._ann", "ann_recall", "An ANN run against exact search: neighbour recall@k with its CI."),
     "check": ("relgrade.cli._check", "check", "A golden set against the corpus: deleted or changed documents, duplicate queries."),
     "history": ("relgrade.cli._history", "history", "Reports of successive builds over time: a table and a trend page."),
-    "judge": ("relgrade.judge._cli", "judge", "Grade retrieved chunks 0-3 with an LLM judge."),
+    "judge": ("relgrade.cli._judge", "judge", "Grade retrieved chunks 0-3 with an LLM judge."),
     "calibrate": ("relgrade.cli._calibrate", "calibrate", "Agreement of judge labels with human labels, with CIs."),
     "sample": ("relgrade.cli._calibrate", "sample", "Choose the pairs humans should label next."),
     "label": ("relgrade.cli._label", "label", "Serve a local page where humans grade pairs."),

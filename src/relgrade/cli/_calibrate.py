@@ -10,6 +10,7 @@ import click
 from relgrade._defaults import DEFAULT_N_BOOT
 from relgrade._errors import InputError
 from relgrade._words import plural
+from relgrade.cli._options import CHUNKS_HELP, QUERIES_HELP
 from relgrade.cli._output import write_text
 
 
@@ -154,8 +155,8 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
               help="Run (RAG JSONL supplies query and chunk texts); with --depth its top K join the pool. Repeatable.")
 @click.option("--depth", type=int, default=None,
               help="With --run and --design queries: the run's top K of each query are pooled pairs too.")
-@click.option("--corpus", metavar="PATH", help="Corpus (doc_id, text) supplying chunk texts.")
-@click.option("--queries", "queries_path", metavar="PATH", help="Queries file (qid<TAB>query) supplying query texts.")
+@click.option("--corpus", metavar="PATH", help=CHUNKS_HELP)
+@click.option("--queries", "queries_path", metavar="PATH", help=QUERIES_HELP)
 @click.option("--exclude", metavar="PATH",
               help="Labels already collected (qrels/CSV/JSONL): the queries design skips their queries, "
                    "strata their pairs.")

@@ -12,6 +12,8 @@ CORPUS_HELP = ("The corpus the run searched (JSONL or TSV): its fingerprint is r
                "two reports over different corpora) and the labels are checked against it (relgrade check).")
 METRIC_HELP = ("Metric to compute (repeatable or comma-separated): recall@k, precision@k, mrr, mrr@k, ndcg@k, ndcg, "
                "frac_recall@k. Default: recall, precision, ndcg at each --k, and mrr.")
+CHUNKS_HELP = "Chunk texts for TREC runs: JSONL (doc_id, text) or TSV doc_id<TAB>text."
+QUERIES_HELP = "Query texts for TREC runs: TSV qid<TAB>query or JSONL (query_id, query)."
 HUMAN_HELP = "Human labels: TREC qrels, or CSV/JSONL query_id,doc_id,grade[,annotator,time,text] (relgrade label export)."
 JUDGE_HELP = "Judge labels: the OUT.details.jsonl of 'relgrade judge', or plain qrels."
 JUDGES_HELP = JUDGE_HELP + " Repeat for several judges, calibrated together (--prediction soft)."

@@ -58,7 +58,7 @@ def _store_path(store: str | Path | None, out: Path) -> Path:
     import os
 
     from relgrade.judge import DEFAULT_STORE
-    from relgrade.judge._store import is_url
+    from relgrade.judge.store._store import is_url
 
     if store is not None and is_url(str(store)):  # never echoed: a URL may hold a password
         raise InputError("--store: the demo keeps its judgments in a SQLite file; give a file path "
@@ -105,7 +105,7 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
 
     ``store``: the judgment store (default :data:`relgrade.judge.DEFAULT_STORE`, shared by every demo
     run from this directory). ``progress(total)`` builds the judge's ``on_progress`` callback (with a
-    ``close()``); default :class:`relgrade.judge._progress.Progress` (tqdm on a terminal, else a line
+    ``close()``); default :class:`relgrade.judge.engine._progress.Progress` (tqdm on a terminal, else a line
     every 5 s on stderr). ``api_base``: an OpenAI-compatible server for an ``openai/`` model (vLLM, Ollama...).
     A step that fails stops the demo with an :class:`~relgrade.InputError` naming the step (a judge step with pairs
     that got no answer too: every answer already paid for stays in the store).
@@ -122,8 +122,8 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
         estimate, merge_labels, read_human_labels, read_judge_labels, read_mapping, write_hybrid,
     )
     from relgrade.judge import DEFAULT_MODEL, JudgeConfig, judge_pairs, pool
-    from relgrade.judge._cli import _write_outputs, details_path, judged_line
-    from relgrade.judge._progress import Progress
+    from relgrade.judge._outputs import details_path, judged_line, write_outputs
+    from relgrade.judge.engine._progress import Progress
     from relgrade.metrics import parse_metrics
 
     out = Path(out)
@@ -155,7 +155,7 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
                                  on_progress=on_progress, api_base=api_base)
         finally:
             on_progress.close()
-        _write_outputs(result, str(judged))
+        write_outputs(result, judged)
         counts = result.counts()
         say(f"  {judged_line(result)}; {plural(result.n_calls, 'judge call')}")
         if counts["failed"]:

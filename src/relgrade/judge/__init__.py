@@ -39,17 +39,23 @@ Python API::
 The default model, ``local/gemma3-270m``, runs offline in-process (``pip install
 'relgrade[local]'``). It is a plumbing default with near-zero agreement with human labels: calibrate
 it (``relgrade calibrate``) like any judge before trusting its grades.
+
+The rooms, from the ground up: ``_config``, ``_pool``, ``_parse``, ``_prompt`` and ``_results`` (what a judge call
+takes and returns); ``store/`` (rows, claims, the batch ledger, SQLite and PostgreSQL), ``local/`` (the embedded
+model); ``transport/`` (one call, its retries, keys and prices); ``engine/`` (the judging loop, budget, session);
+``_judge`` (:func:`judge_pairs`); ``batch/`` (``judge --batch``); ``_outputs`` (the files a run writes). The
+command line is :mod:`relgrade.cli._judge`.
 """
 
-from relgrade.judge._batch import ajudge_batch, batch_price_per_token, batch_status, judge_batch
-from relgrade.judge._config import JudgeConfig
-from relgrade.judge._judge import DEFAULT_MODEL, ajudge_pairs, estimate, judge_pairs
+from relgrade.judge._config import DEFAULT_MODEL, JudgeConfig
+from relgrade.judge._judge import ajudge_pairs, estimate, judge_pairs
 from relgrade.judge._parse import Parsed, expected_grade, grade_distribution, parse_answer
 from relgrade.judge._pool import Pair, pool
-from relgrade.judge._session import JudgeSession
 from relgrade.judge._prompt import Prompt, delimit, load_prompt
 from relgrade.judge._results import DryRun, JudgeResult, Judgment
-from relgrade.judge._store import DEFAULT_STORE, JudgmentStore, judgment_key
+from relgrade.judge.batch._run import ajudge_batch, batch_price_per_token, batch_status, judge_batch
+from relgrade.judge.engine._session import JudgeSession
+from relgrade.judge.store._store import DEFAULT_STORE, JudgmentStore, judgment_key
 
 __all__ = [
     "DEFAULT_MODEL",

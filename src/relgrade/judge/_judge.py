@@ -1,5 +1,5 @@
 """Running the judge: :func:`judge_pairs` (its own event loop), :func:`ajudge_pairs` (async) and
-:func:`estimate` (the dry run). The engine is in :mod:`relgrade.judge._engine`, the results in
+:func:`estimate` (the dry run). The engine is in :mod:`relgrade.judge.engine._engine`, the results in
 :mod:`relgrade.judge._results`."""
 
 from __future__ import annotations
@@ -12,35 +12,24 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
-from relgrade.judge._budget import Budget, Stop
-from relgrade.judge._call import Caller, FatalCallError, Halted, check_local, count_tokens, price_per_token
 from relgrade.judge._config import JudgeConfig
-from relgrade.judge._engine import (
+from relgrade.judge._pool import Pair
+from relgrade.judge._prompt import Prompt, resolve
+from relgrade.judge._results import DryRun, JudgeResult, Judgment, in_pairs_order
+from relgrade.judge.engine._budget import Budget, Stop
+from relgrade.judge.engine._engine import (
     Engine, Unit, aggregate, check_grades, fan_out, is_done, load_records, make_units, unit_done,
 )
-from relgrade.judge._pool import Pair
-from relgrade.judge._preflight import PROBE_TIMEOUT, apreflight
-from relgrade.judge._prompt import Prompt, load_prompt
-from relgrade.judge._results import DryRun, JudgeResult, Judgment, in_pairs_order
-from relgrade.judge._store import JudgmentStore, new_owner, open_store
-from relgrade.judge._walltime import median_latency
+from relgrade.judge.engine._walltime import median_latency
+from relgrade.judge.store._claims import new_owner
+from relgrade.judge.store._open import open_store
+from relgrade.judge.store._store import JudgmentStore
+from relgrade.judge.transport._call import Caller, FatalCallError, Halted, check_local, count_tokens, price_per_token
+from relgrade.judge.transport._preflight import PROBE_TIMEOUT, apreflight
 
-__all__ = ["DEFAULT_MODEL", "DryRun", "JudgeResult", "Judgment", "ajudge_pairs", "estimate", "judge_pairs"]
-
-DEFAULT_MODEL = "local/gemma3-270m"
-"""The default judge: the embedded Gemma 3 270M base model. A plumbing default of near-zero
-agreement with human labels; calibrate it (``relgrade calibrate``) like any judge."""
+__all__ = ["DryRun", "JudgeResult", "Judgment", "ajudge_pairs", "estimate", "judge_pairs"]
 
 _EXPECTED_COMPLETION_TOKENS = 30
-
-
-def _resolve(model: str | None, prompt: "str | Path | Prompt | None", max_grade: int | None) -> tuple[str, Prompt]:
-    model = DEFAULT_MODEL if model is None else model  # "" is an error, never the default model
-    if not isinstance(model, str) or not model.strip() or model != model.strip():
-        raise InputError(f"--model must be a litellm model name such as openai/gpt-4o-mini, got {model!r}")
-    if prompt is None:
-        prompt = "local" if model.startswith("local/") else "graded"
-    return model, load_prompt(prompt, max_grade=max_grade)
 
 
 def estimate(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | Path | Prompt | None" = None,
@@ -51,10 +40,10 @@ def estimate(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | 
     Prompt tokens are counted with litellm's tokenizer for the model; completion tokens are
     estimated at 30 per call (a short JSON answer); dollars use litellm's price table (None when the
     model is not in it). ``latency_s``: the median latency of the judgments already stored for these pairs
-    (:func:`relgrade.judge._walltime.wall_time` turns it into a wall time).
+    (:func:`relgrade.judge.engine._walltime.wall_time` turns it into a wall time).
     """
     config = config or JudgeConfig()
-    model, prompt_obj = _resolve(model, prompt, max_grade)
+    model, prompt_obj = resolve(model, prompt, max_grade)
     units = make_units(pairs, model, prompt_obj, config)
     db, owned = open_store(store, readonly=True)  # a dry run writes nothing: no store is created
     try:
@@ -93,7 +82,7 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
     """Async :func:`judge_pairs`. Setting ``stop_event`` cancels the calls in flight and returns what is done
     with ``stopped="interrupted"``."""
     config = config or JudgeConfig()
-    model, prompt_obj = _resolve(model, prompt, max_grade)
+    model, prompt_obj = resolve(model, prompt, max_grade)
     check_local(model)
     pairs = list(pairs)
     units = make_units(pairs, model, prompt_obj, config)
@@ -222,7 +211,7 @@ def judge_pairs(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str
     answered is kept and returned with ``stopped="interrupted"``.
     """
 
-    from relgrade.judge._sync import run_sync
+    from relgrade.judge.engine._sync import run_sync
 
     return run_sync(lambda stop: ajudge_pairs(pairs, model=model, prompt=prompt, store=store, config=config,
                                               api_base=api_base, api_key=api_key, api_key_env=api_key_env,

@@ -43,6 +43,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from relgrade._errors import InputError
+from relgrade.judge._config import DEFAULT_MODEL
 
 BUILTIN = {"graded": "graded.txt", "binary": "binary.txt", "local": "local_fewshot.txt"}
 _DEFAULT_MAX_GRADE = {"graded": 3, "binary": 1, "local": 3}
@@ -190,3 +191,14 @@ def load_prompt(spec: "str | Path | Prompt" = "graded", *, max_grade: int | None
     except UnicodeDecodeError:
         raise InputError("prompt file is not valid UTF-8; re-save it as UTF-8", path=path) from None
     return parse_prompt(text, name=name, max_grade=default_max if max_grade is None else max_grade)
+
+
+def resolve(model: str | None, prompt: "str | Path | Prompt | None", max_grade: int | None) -> tuple[str, Prompt]:
+    """The model a judge call uses (:data:`~relgrade.judge._config.DEFAULT_MODEL` when None) and its prompt (``local``
+    for a ``local/`` model, else ``graded``, when None)."""
+    model = DEFAULT_MODEL if model is None else model  # "" is an error, never the default model
+    if not isinstance(model, str) or not model.strip() or model != model.strip():
+        raise InputError(f"--model must be a litellm model name such as openai/gpt-4o-mini, got {model!r}")
+    if prompt is None:
+        prompt = "local" if model.startswith("local/") else "graded"
+    return model, load_prompt(prompt, max_grade=max_grade)

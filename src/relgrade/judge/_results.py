@@ -101,7 +101,7 @@ class JudgeResult:
     """One ``(cause, seconds waited)`` per retry: the HTTP status (``"429"``) or the error type."""
     in_batches: int = 0
     """Of ``remaining``, the pairs left to a provider batch still pending in the store (``judge --batch`` collects
-    them; an online judge never pays for them, see :mod:`relgrade.judge._claims`)."""
+    them; an online judge never pays for them, see :mod:`relgrade.judge.store._claims`)."""
 
     def qrels(self) -> dict[str, dict[str, int]]:
         """``{query_id: {doc_id: grade}}`` of the judged pairs (unjudged and failed left out).
