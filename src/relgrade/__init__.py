@@ -14,8 +14,7 @@ import importlib
 from typing import Any
 
 from relgrade._errors import InputError
-
-__version__ = "0.1.0"
+from relgrade._version import __version__  # noqa: F401  (pyproject.toml says the same)
 
 _LAZY = {
     "GoldenCase": "relgrade.io",

@@ -127,9 +127,7 @@ def prompts_dir() -> Path | None:
             return Path(str(shipped))
     except (ModuleNotFoundError, TypeError, OSError):
         pass
-    import relgrade
-
-    repo = Path(relgrade.__file__).resolve().parents[2] / "prompts"
+    repo = Path(__file__).resolve().parents[3] / "prompts"  # src/relgrade/judge/_prompt.py -> the repo root
     return repo if repo.is_dir() else None
 
 

@@ -82,7 +82,7 @@ def _error(status: int, raw: bytes, headers: dict[str, str]) -> HTTPStatusError:
 def _user_agent() -> str:
     import aiohttp
 
-    from relgrade import __version__
+    from relgrade._version import __version__
 
     return f"relgrade/{__version__} aiohttp/{aiohttp.__version__}"
 
