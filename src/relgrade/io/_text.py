@@ -11,8 +11,8 @@ from typing import Any, Iterator
 from relgrade._errors import InputError
 
 
-def read_text(path: str | Path, *, what: str = "file") -> str:
-    """Return the text of ``path``, refusing missing, empty, binary and non-UTF-8 files."""
+def read_bytes(path: str | Path, *, what: str = "file") -> bytes:
+    """The bytes of ``path``, refusing missing, empty and binary files (UTF-8 is checked by :func:`read_text`)."""
     p = Path(path)
     if not p.exists():
         raise InputError(f"no such {what}; check the path", path=p)
@@ -22,10 +22,19 @@ def read_text(path: str | Path, *, what: str = "file") -> str:
         data = p.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read ({exc.strerror}); check its permissions", path=p) from None
-    if not data.strip():
+    if not data[:65536].strip() and not data.strip():
         raise InputError(f"empty {what}; it needs at least one record", path=p)
     if b"\x00" in data[:65536]:
         raise InputError(f"binary data (NUL bytes), expected a UTF-8 text {what}", path=p)
+    return data
+
+
+def read_text(path: str | Path, *, what: str = "file", data: bytes | None = None) -> str:
+    """Return the text of ``path``, refusing missing, empty, binary and non-UTF-8 files (``data``: its bytes, read
+    already by :func:`read_bytes`)."""
+    p = Path(path)
+    if data is None:
+        data = read_bytes(p, what=what)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -141,6 +150,14 @@ def pick(obj: dict[str, Any], names: tuple[str, ...]) -> Any:
         if name in obj:
             return obj[name]
     return None
+
+
+def sniff_bytes(path: str | Path, data: bytes) -> str:
+    """:func:`sniff_kind` from the first 64 KiB of ``data`` (the whole text only when they hold no record)."""
+    head = data[:65536].decode("utf-8", errors="replace").lstrip("\ufeff")
+    if len(data) > 65536 and next(iter_lines(head), None) is None:
+        head = read_text(path, data=data)
+    return sniff_kind(path, head)
 
 
 def sniff_kind(path: str | Path, text: str) -> str:

@@ -1,0 +1,139 @@
+"""TREC files (runs ``qid Q0 docid rank score tag``, qrels ``qid iter docid grade``) read as columns.
+
+One fast parse: pyarrow's multi-threaded CSV reader with a single-character delimiter, no quoting, no missing
+values (``NA`` is an id) and typed columns (the rank and the grade as int64, the score as float64). It accepts a
+file only when the line-exact reader would read it the same way: a file with any other whitespace or control
+character (which ``str.split()`` treats as a separator), a comment line, a malformed field, a non-finite score or a
+repeated (query, doc) pair goes to the line-exact reader instead, which reads odd files right and names the file
+and line of the first problem. So the strict checks and the one-line errors stay; only a valid, plain file is fast.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from relgrade._errors import InputError
+from relgrade.io._columns import Ids
+from relgrade.io._ids import ANY_WHITESPACE_RE2
+from relgrade.io._text import iter_lines
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+RUN_FIELDS = ("query_id", "q0", "doc_id", "rank", "score", "tag")
+QRELS_FIELDS = ("query_id", "iteration", "doc_id", "grade")
+
+# UTF-8 forms of the non-ASCII characters str.split() splits on (U+0085, U+00A0, U+1680, U+2000-U+200A,
+# U+2028, U+2029, U+202F, U+205F, U+3000)
+_WIDE_SPACE = re.compile(rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80")
+
+
+def fast_columns(data: bytes, fields: tuple[str, ...], types: dict[str, "pa.DataType"]) -> "pa.Table | None":
+    """The typed columns ``types`` of a plain TREC file, or None when the line-exact reader must read it."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as csv
+
+    head = data[:4096].lstrip(b"\xef\xbb\xbf").split(b"\n", 1)[0]
+    delimiter = "\t" if b"\t" in head and b" " not in head else " "
+    raw = np.frombuffer(data, np.uint8)
+    controls = int(np.count_nonzero(raw < 32))
+    allowed = int(np.count_nonzero(raw == 10)) + int(np.count_nonzero(raw == 13))
+    if delimiter == "\t":
+        allowed += int(np.count_nonzero(raw == 9))
+        if int(np.count_nonzero(raw == 32)):
+            return None
+    if controls != allowed:
+        return None
+    if int(raw.max(initial=0)) >= 0x80:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if _WIDE_SPACE.search(data):
+            return None
+    del raw
+    try:
+        table = csv.read_csv(
+            pa.BufferReader(data),
+            read_options=csv.ReadOptions(column_names=list(fields), block_size=1 << 24),
+            parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
+                                           escape_char=False, newlines_in_values=False),
+            convert_options=csv.ConvertOptions(column_types=types, include_columns=list(types), null_values=[],
+                                               strings_can_be_null=False, quoted_strings_can_be_null=False),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+    return table
+
+
+def fast_ids(table: "pa.Table", field: str, path) -> "Ids | None":
+    """The ids of a column of :func:`fast_columns`; None when one starts with ``#`` (a comment line)."""
+    import pyarrow.compute as pc
+
+    ids = Ids.from_arrow(table.column(field), field, path)
+    if len(ids.names) and pc.any(pc.starts_with(ids.names, "#")).as_py():
+        return None
+    return ids
+
+
+def unique_pairs(query: "np.ndarray", doc: "np.ndarray", n_docs: int) -> "np.ndarray | None":
+    """Rows ordered by (query code, doc code), or None when a (query, doc) pair repeats."""
+    import numpy as np
+
+    key = query.astype(np.int64) * max(n_docs, 1) + doc
+    order = np.argsort(key)
+    ordered = key[order]
+    if len(ordered) > 1 and (ordered[1:] == ordered[:-1]).any():
+        return None
+    return order
+
+
+# -- the line-exact readers ------------------------------------------------------------------------------------
+def run_lines(path: str | Path, text: str) -> Iterator[tuple[int, str, str, float]]:
+    """``(line, query_id, doc_id, score)`` per line of a TREC run, every problem an :class:`InputError`."""
+    seen: dict[tuple[str, str], int] = {}
+    for number, line in iter_lines(text):
+        fields = line.split()
+        if len(fields) != 6:
+            raise InputError(f"expected 6 fields 'query_id Q0 doc_id rank score tag' (TREC run), got {len(fields)}",
+                             path=path, line=number)
+        q, _, d, rank, score, _tag = fields
+        try:
+            int(rank)
+        except ValueError:
+            raise InputError(f"rank {rank!r} is not an integer; the 4th field is the rank (1, 2, ...)",
+                             path=path, line=number) from None
+        try:
+            value = float(score)
+        except ValueError:
+            raise InputError(f"score {score!r} is not a number; the 5th field is the score",
+                             path=path, line=number) from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise InputError(f"score {score!r} is not a finite number", path=path, line=number)
+        first = seen.setdefault((q, d), number)
+        if first != number:
+            raise InputError(f"document {d!r} appears twice for query {q!r} (first on line {first}); keep one line",
+                             path=path, line=number)
+        yield number, q, d, value
+
+
+def qrels_lines(path: str | Path, text: str) -> Iterator[tuple[int, list[str]]]:
+    """``(line, [query_id, iteration, doc_id, grade])`` per line of TREC qrels (grades and pairs unchecked)."""
+    for number, line in iter_lines(text):
+        fields = line.split()
+        if len(fields) != 4:
+            raise InputError(f"expected 4 fields 'query_id iteration doc_id grade' (TREC qrels), got {len(fields)}",
+                             path=path, line=number)
+        yield number, fields
+
+
+def has_whitespace(ids: "Ids") -> bool:
+    """Whether an id holds whitespace (a TREC file cannot hold it)."""
+    import pyarrow.compute as pc
+
+    return bool(len(ids.names)) and bool(pc.any(pc.match_substring_regex(ids.names, ANY_WHITESPACE_RE2)).as_py())
