@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -134,9 +133,10 @@ def _print_notes(report, show_failures: int) -> None:
 
 def _write_json(path: str, data) -> None:
     from relgrade._errors import InputError
+    from relgrade.metrics._json import dumps_report
 
     try:
-        Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        Path(path).write_text(dumps_report(data), encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot write ({exc.strerror}); choose another --json path", path=path) from None
 

@@ -281,7 +281,7 @@ def estimate(
                          "human-labeled queries (label a random sample of queries, e.g. with relgrade sample)",
                          path=human_q.source)
     population = labeled + unlabeled
-    in_run = set(run.query_id.tolist())
+    in_run = set(run.query_ids())
     if not in_run.intersection(population):
         raise no_shared_queries(run, population, human_q.source)
     Y = per_query_values(human_q, run, chosen, labeled, rel_threshold=rel_threshold)

@@ -32,9 +32,8 @@ class Ids:
 
     # -- construction -----------------------------------------------------------------------------------------
     @classmethod
-    def from_arrow(cls, column: "pa.Array | pa.ChunkedArray", what: str = "id",
-                   path: str | Path | None = None) -> "Ids":
-        """From a pyarrow string column (no nulls) whose values already follow the id rule, or are fixed here."""
+    def encode(cls, column: "pa.Array | pa.ChunkedArray") -> "Ids":
+        """From a pyarrow string column (no nulls), the ids taken as they are (see :meth:`from_arrow`)."""
         import numpy as np
         import pyarrow as pa
 
@@ -47,7 +46,13 @@ class Ids:
             codes = chunks[0].indices.to_numpy(zero_copy_only=False)
         else:
             codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks])
-        return cls(codes, names)._ruled(what, path)
+        return cls(codes, names)
+
+    @classmethod
+    def from_arrow(cls, column: "pa.Array | pa.ChunkedArray", what: str = "id",
+                   path: str | Path | None = None) -> "Ids":
+        """From a pyarrow string column (no nulls), by the id rule (:mod:`relgrade.io._ids`)."""
+        return cls.encode(column)._ruled(what, path)
 
     @classmethod
     def from_values(cls, values: Sequence[Any], what: str = "id", path: str | Path | None = None) -> "Ids":
@@ -68,11 +73,8 @@ class Ids:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        names = self.names
-        if not len(names):
-            return self
-        bad = pc.or_(pc.equal(pc.utf8_length(names), 0), pc.match_substring_regex(names, EDGE_WHITESPACE_RE2))
-        if not pc.any(bad).as_py():
+        bad = off_rule(self.names)
+        if bad is None:
             return self
         fixed = names.to_pylist()
         for i in np.flatnonzero(bad.to_numpy(zero_copy_only=False)).tolist():
@@ -107,6 +109,25 @@ class Ids:
     def take(self, rows: "np.ndarray") -> "Ids":
         """The ids of ``rows`` (same names)."""
         return Ids(self.codes[rows], self.names)
+
+def off_rule(names: "pa.Array") -> "pa.Array | None":
+    """Which ``names`` the id rule would change or refuse (whitespace around them, empty), None when none."""
+    import pyarrow.compute as pc
+
+    if not len(names):
+        return None
+    bad = pc.or_(pc.equal(pc.utf8_length(names), 0), pc.match_substring_regex(names, EDGE_WHITESPACE_RE2))
+    return bad if pc.any(bad).as_py() else None
+
+
+def ramp(lengths: "np.ndarray") -> "np.ndarray":
+    """``0, 1, ..., n - 1`` for each ``n`` of ``lengths``, concatenated."""
+    import numpy as np
+
+    lengths = np.asarray(lengths, dtype=np.int64)
+    starts = np.cumsum(lengths) - lengths
+    return np.arange(int(lengths.sum())) - np.repeat(starts, lengths)
+
 
 def positions(names: "pa.Array", within: "pa.Array") -> "np.ndarray":
     """For each id of ``names``, its position in ``within`` (both pyarrow string arrays), or -1."""

@@ -29,8 +29,6 @@ WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u
 _RE2_WHITESPACE = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in WHITESPACE) + "]"
 EDGE_WHITESPACE_RE2 = f"^{_RE2_WHITESPACE}|{_RE2_WHITESPACE}$"
 """RE2 pattern (pyarrow) matching an id with whitespace at either end."""
-ANY_WHITESPACE_RE2 = _RE2_WHITESPACE
-"""RE2 pattern matching an id with whitespace anywhere (a TREC field cannot hold one)."""
 
 ID_RULE = "ids are strings (an integer is read as its decimal string) with the whitespace around them dropped"
 

@@ -48,7 +48,7 @@ from relgrade.io._label_model import (  # noqa: F401  (re-exported)
 )
 from relgrade.io._qrels import LabelColumns, Qrels, check_trec_ids
 from relgrade.io._text import csv_cell, iter_csv, iter_jsonl, loads_json, pick, read_bytes, read_text, sniff_bytes
-from relgrade.io._trec import QRELS_FIELDS, fast_columns, fast_ids, qrels_lines, unique_pairs
+from relgrade.io._trec import QRELS_FIELDS, fast_columns, fast_ids, qrels_lines, repeats_pair
 
 
 # -- the reader -------------------------------------------------------------------------------------------------
@@ -165,8 +165,8 @@ def _fast_trec_qrels(path, data: bytes) -> LabelColumns | None:
     newlines = data.count(b"\n")
     if table.num_rows != newlines + (not data.endswith(b"\n")):
         return None  # blank lines: rows are not lines
-    query, doc = fast_ids(table, "query_id", path), fast_ids(table, "doc_id", path)
-    if query is None or doc is None or unique_pairs(query.codes, doc.codes, doc.n_names) is None:
+    query, doc = fast_ids(table, "query_id"), fast_ids(table, "doc_id")
+    if query is None or doc is None or repeats_pair(query.codes, doc.codes, query.n_names, doc.n_names):
         return None
     return LabelColumns(query, doc, table.column("grade").to_numpy().astype(np.int64, copy=False))
 

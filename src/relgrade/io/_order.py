@@ -2,8 +2,8 @@
 descending (byte order), the file's rank column ignored (trec_eval 9, as exposed by pytrec_eval).
 
 A run written in that order already (the usual TREC file, every JSONL run) is recognised in one pass and not
-sorted; otherwise one integer sort orders the rows by (query, score) and only the rows that tie on both are sorted
-again by doc id.
+sorted; otherwise one integer sort orders the rows by (query, score). In both cases only the rows that tie on both
+are then ordered by doc id, on the byte-order ranks of their distinct ids.
 """
 
 from __future__ import annotations
@@ -34,30 +34,42 @@ def trec_order(group: "np.ndarray", score: "np.ndarray", doc: "np.ndarray",
     """
     import numpy as np
 
-    n = len(group)
-    if n < 2:
+    if len(group) < 2:
         return None
     s = trec_score(score)
     same = group[1:] == group[:-1]
-    if not (group[1:] < group[:-1]).any() and not ((s[1:] > s[:-1]) & same).any():
-        tie = np.flatnonzero(same & (s[1:] == s[:-1]))
-        if not len(tie) or (_doc_rank(doc_names, doc, tie, tie + 1) > 0).all():
+    order = None
+    if (group[1:] < group[:-1]).any() or ((s[1:] > s[:-1]) & same).any():
+        key = (group.astype(np.uint64) << np.uint64(32)) | _descending32(s)
+        order = np.argsort(key, kind="stable")
+        ordered = key[order]
+        tied = ordered[1:] == ordered[:-1]
+    else:  # by query and score already: only ties may need their doc order
+        tied = same & (s[1:] == s[:-1])
+    return _order_ties(order, tied, doc, doc_names) if tied.any() else order
+
+
+def _order_ties(order: "np.ndarray | None", tied: "np.ndarray", doc: "np.ndarray",
+                doc_names: "pa.Array | None") -> "np.ndarray | None":
+    """``order`` (None: the rows as they are) with each run of rows tied on query and score put in doc id
+    descending order; None when nothing moves. ``tied[i]``: position ``i + 1`` ties with position ``i``."""
+    import numpy as np
+
+    n = len(tied) + 1
+    member = np.zeros(n, bool)
+    member[:-1] |= tied
+    member[1:] |= tied
+    positions = np.flatnonzero(member)
+    rows = positions if order is None else order[positions]
+    distinct, inverse = np.unique(doc[rows], return_inverse=True)
+    descending = len(distinct) - 1 - byte_ranks(doc_names, distinct)[inverse]
+    run = np.cumsum(np.concatenate([[True], ~tied]))[positions].astype(np.int64)
+    moved = np.argsort(run * len(distinct) + descending, kind="stable")
+    if order is None:
+        if (moved == np.arange(len(moved))).all():
             return None
-    key = (group.astype(np.uint64) << np.uint64(32)) | _descending32(s)
-    order = np.argsort(key, kind="stable")
-    sorted_key = key[order]
-    tied = sorted_key[1:] == sorted_key[:-1]
-    if tied.any():  # equal query and score: doc id descending
-        member = np.zeros(n, bool)
-        member[:-1] |= tied
-        member[1:] |= tied
-        rows = np.flatnonzero(member)
-        run_id = np.cumsum(np.concatenate([[True], ~tied]))[rows]
-        codes = doc[order[rows]]
-        uniq, inverse = np.unique(codes, return_inverse=True)
-        lex = _lex_ranks(doc_names, uniq)[inverse]
-        sub = np.argsort(run_id.astype(np.int64) * len(uniq) + (len(uniq) - 1 - lex), kind="stable")
-        order[rows] = order[rows][sub]
+        order = np.arange(n)
+    order[positions] = rows[moved]
     return order
 
 
@@ -70,24 +82,20 @@ def _descending32(s: "np.ndarray") -> "np.ndarray":
     return (np.uint32(0xFFFFFFFF) - monotone).astype(np.uint64)
 
 
-def _lex_ranks(names: "pa.Array | None", codes: "np.ndarray") -> "np.ndarray":
-    """Rank of each of ``codes`` (distinct, ascending) among themselves in byte order of their names."""
+def byte_ranks(names: "pa.Array | None", codes: "np.ndarray | None" = None) -> "np.ndarray":
+    """Rank of each of ``codes`` (distinct; default: every name) among themselves in byte order of their names
+    (Python's string order; ``strcmp``'s, as in trec_eval). ``names`` None: the codes themselves are in byte order."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if names is None:
-        return np.arange(len(codes))
+        ranks = np.empty(len(codes), np.int64)
+        ranks[np.argsort(codes, kind="stable")] = np.arange(len(codes))
+        return ranks
+    if codes is None:
+        codes = np.arange(len(names))
     order = pc.sort_indices(names.take(pa.array(codes))).to_numpy(zero_copy_only=False)
     ranks = np.empty(len(codes), np.int64)
     ranks[order] = np.arange(len(codes))
     return ranks
-
-
-def _doc_rank(names: "pa.Array | None", doc: "np.ndarray", a: "np.ndarray", b: "np.ndarray") -> "np.ndarray":
-    """Sign of the byte-order comparison of the doc ids of rows ``a`` and ``b`` (-1, 0, 1)."""
-    import numpy as np
-
-    uniq, inverse = np.unique(np.concatenate([doc[a], doc[b]]), return_inverse=True)
-    lex = _lex_ranks(names, uniq)[inverse]
-    return np.sign(lex[: len(a)] - lex[len(a):])

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
-from relgrade.io._columns import Ids
+from relgrade.io._columns import Ids, off_rule, ramp
 from relgrade.io._golden import query_id_for
 from relgrade.io._ids import as_id
 from relgrade.io._qrels import check_trec_ids
 from relgrade.io._run import Run
 from relgrade.io._text import iter_jsonl, pick, read_bytes, read_text, sniff_bytes
-from relgrade.io._trec import RUN_FIELDS, fast_columns, fast_ids, run_lines, unique_pairs
+from relgrade.io._trec import RUN_FIELDS, fast_columns, fast_ids, run_lines, repeats_pair
 
 DOC_FIELDS = ("doc_id", "id", "docid", "pid")
 
@@ -32,7 +32,10 @@ def read_run(path: str | Path, *, name: str | None = None) -> Run:
     """Read a TREC run or a RAG-native JSONL run."""
     data = read_bytes(path, what="run file")
     label = name or Path(path).stem
-    if sniff_bytes(path, data) in {"jsonl", "json"}:
+    kind = sniff_bytes(path, data)
+    if kind == "jsonl":
+        return _fast_jsonl_run(path, data, label) or _read_jsonl_run(path, read_text(path, what="run file", data=data), label)
+    if kind == "json":
         return _read_jsonl_run(path, read_text(path, what="run file", data=data), label)
     return _fast_trec_run(path, data, label) or _read_trec_run(path, read_text(path, what="run file", data=data), label)
 
@@ -49,9 +52,9 @@ def _fast_trec_run(path, data: bytes, name: str) -> Run | None:
     score = table.column("score").to_numpy()
     if not np.isfinite(score).all():
         return None
-    query, doc = fast_ids(table, "query_id", path), fast_ids(table, "doc_id", path)
+    query, doc = fast_ids(table, "query_id"), fast_ids(table, "doc_id")
     del table
-    if query is None or doc is None or unique_pairs(query.codes, doc.codes, doc.n_names) is None:
+    if query is None or doc is None or repeats_pair(query.codes, doc.codes, query.n_names, doc.n_names):
         return None
     return Run(query, doc, score, name=name, source=str(path))
 
@@ -65,6 +68,46 @@ def _read_trec_run(path, text: str, name: str) -> Run:
         ds.append(d)
         ss.append(score)
     return Run(qs, ds, ss, name=name, source=str(path))
+
+
+def _fast_jsonl_run(path, data: bytes, name: str) -> Run | None:
+    """A JSONL run of plain lines (string ids, object results with ``doc_id``, numeric scores) read as columns by
+    pyarrow's JSON reader; None sends it to the line-exact reader (ids to convert or strip, aliases, bare doc ids,
+    a bad line, a repeated id: whatever the line-exact reader must see)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.json as pj
+
+    hit = pa.struct([("doc_id", pa.string()), ("score", pa.float64()), ("text", pa.string())])
+    schema = pa.schema([("query_id", pa.string()), ("query", pa.string()), ("results", pa.list_(hit))])
+    try:
+        table = pj.read_json(pa.BufferReader(data), read_options=pj.ReadOptions(block_size=1 << 26),
+                             parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+    results, qid, query = (table.column(c).combine_chunks() for c in ("results", "query_id", "query"))
+    if results.null_count or qid.null_count or not len(qid) or pc.any(pc.equal(qid, "")).as_py():
+        return None
+    hits = results.flatten()
+    doc, given = hits.field("doc_id"), hits.field("score")
+    scores = given.fill_null(float("nan")).to_numpy(zero_copy_only=False)
+    if doc.null_count or np.isinf(scores).any() or np.isnan(scores).sum() != given.null_count:
+        return None
+    queries, docs = Ids.encode(qid), Ids.encode(doc)
+    if off_rule(queries.names) is not None or off_rule(docs.names) is not None or queries.n_names != len(qid):
+        return None
+    sizes = results.value_lengths().to_numpy(zero_copy_only=False).astype(np.int64)
+    rows = Ids(np.repeat(queries.codes, sizes), queries.names)
+    if repeats_pair(rows.codes, docs.codes, rows.n_names, docs.n_names):
+        return None
+    texts = hits.field("text")
+    with_text = pc.is_valid(texts)
+    text_of = dict(zip(doc.filter(with_text).to_pylist(), texts.filter(with_text).to_pylist())) if texts.null_count < len(texts) else {}
+    with_query = pc.is_valid(query)
+    query_of = dict(zip(qid.filter(with_query).to_pylist(), query.filter(with_query).to_pylist()))
+    return Run(rows, docs, (np.repeat(sizes, sizes) - ramp(sizes)).astype(np.float64), given_score=scores,
+               queries=query_of, texts=text_of, name=name, source=str(path))
 
 
 def _read_jsonl_run(path, text: str, name: str) -> Run:

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from relgrade._errors import InputError
 from relgrade.io._columns import Ids
-from relgrade.io._ids import ANY_WHITESPACE_RE2
 from relgrade.io._text import iter_lines
 
 if TYPE_CHECKING:
@@ -71,26 +70,29 @@ def fast_columns(data: bytes, fields: tuple[str, ...], types: dict[str, "pa.Data
     return table
 
 
-def fast_ids(table: "pa.Table", field: str, path) -> "Ids | None":
+def fast_ids(table: "pa.Table", field: str) -> "Ids | None":
     """The ids of a column of :func:`fast_columns`; None when one starts with ``#`` (a comment line)."""
     import pyarrow.compute as pc
 
-    ids = Ids.from_arrow(table.column(field), field, path)
+    ids = Ids.encode(table.column(field))
     if len(ids.names) and pc.any(pc.starts_with(ids.names, "#")).as_py():
         return None
-    return ids
+    return ids  # no whitespace (checked on the bytes) nor empty field (a wrong field count): the id rule holds
 
 
-def unique_pairs(query: "np.ndarray", doc: "np.ndarray", n_docs: int) -> "np.ndarray | None":
-    """Rows ordered by (query code, doc code), or None when a (query, doc) pair repeats."""
+def repeats_pair(query: "np.ndarray", doc: "np.ndarray", n_queries: int, n_docs: int) -> bool:
+    """Whether a (query code, doc code) pair occurs twice: a table of every pair when it fits in 256 MB, else a sort
+    of the pair keys (32-bit when they fit)."""
     import numpy as np
 
+    n_pairs = max(n_queries, 1) * max(n_docs, 1)
     key = query.astype(np.int64) * max(n_docs, 1) + doc
-    order = np.argsort(key)
-    ordered = key[order]
-    if len(ordered) > 1 and (ordered[1:] == ordered[:-1]).any():
-        return None
-    return order
+    if n_pairs <= 1 << 28:
+        seen = np.zeros(n_pairs, bool)
+        seen[key] = True
+        return int(np.count_nonzero(seen)) != len(key)
+    ordered = np.sort(key.astype(np.int32) if n_pairs < 1 << 31 else key)
+    return bool((ordered[1:] == ordered[:-1]).any())
 
 
 # -- the line-exact readers ------------------------------------------------------------------------------------
@@ -130,10 +132,3 @@ def qrels_lines(path: str | Path, text: str) -> Iterator[tuple[int, list[str]]]:
             raise InputError(f"expected 4 fields 'query_id iteration doc_id grade' (TREC qrels), got {len(fields)}",
                              path=path, line=number)
         yield number, fields
-
-
-def has_whitespace(ids: "Ids") -> bool:
-    """Whether an id holds whitespace (a TREC file cannot hold it)."""
-    import pyarrow.compute as pc
-
-    return bool(len(ids.names)) and bool(pc.any(pc.match_substring_regex(ids.names, ANY_WHITESPACE_RE2)).as_py())

@@ -47,6 +47,10 @@ class Ranked:
     ideal_topic: np.ndarray
     ideal_rank: np.ndarray
     ignored_queries: tuple[str, ...]  # in the run, not among the topics
+    label_topic: np.ndarray | None = None  # the labels of the topics: topic index, doc ids and grade of each
+    label_doc: Ids | None = None
+    label_grade: np.ndarray | None = None
+    run_row: np.ndarray | None = None  # the run row of each row (None: the same index)
 
     @property
     def doc(self) -> np.ndarray:
@@ -73,10 +77,12 @@ def join(qrels: Qrels, run: Run, *, rel_threshold: int = 1, topics: Sequence[str
     r_score = run.score if order is None else run.score[order]
     in_topics = r_topic >= 0
     ignored: tuple[str, ...] = ()
+    run_row = order
     if not in_topics.all():
         names = run.query_index.name_list()
         ignored = tuple(sorted(names[i] for i in np.flatnonzero(of_query < 0).tolist()))
         r_topic, r_code, r_score = r_topic[in_topics], r_code[in_topics], r_score[in_topics]
+        run_row = np.flatnonzero(in_topics) if order is None else order[in_topics]
     n_run = len(r_code)
     n_docs = max(run.doc_index.n_names, 1)
 
@@ -91,25 +97,29 @@ def join(qrels: Qrels, run: Run, *, rel_threshold: int = 1, topics: Sequence[str
     labels = qrels.columns
     q_topic = positions(labels.query.names, topic_names)[labels.query.codes]
     keep = q_topic >= 0
-    q_topic, q_grade = q_topic[keep], labels.grade[keep]
-    q_code = positions(labels.doc.names, run.doc_index.names)[labels.doc.codes[keep]]
+    q_topic, q_grade, q_doc = q_topic[keep], labels.grade[keep], labels.doc.take(keep)
+    q_code = positions(q_doc.names, run.doc_index.names)[q_doc.codes]
 
-    # grades by a sorted-key join, on the rows whose doc is judged for some topic
+    # grades: rows keyed (topic, doc); a table of every key when it fits in 256 MB, else a sorted-key join
     grade = np.zeros(n_run, np.int64)
     judged = np.zeros(n_run, bool)
     retrieved = q_code >= 0
     if n_run and retrieved.any():
         q_key = q_topic[retrieved].astype(np.int64) * n_docs + q_code[retrieved]
-        key_order = np.argsort(q_key)
-        q_key_sorted, q_grade_sorted = q_key[key_order], q_grade[retrieved][key_order]
-        some = np.zeros(n_docs, bool)
-        some[q_code[retrieved]] = True
-        rows = np.flatnonzero(some[r_code])
-        r_key = r_topic[rows].astype(np.int64) * n_docs + r_code[rows]
-        pos = np.minimum(np.searchsorted(q_key_sorted, r_key), len(q_key_sorted) - 1)
-        hit = q_key_sorted[pos] == r_key
-        judged[rows[hit]] = True
-        grade[rows[hit]] = q_grade_sorted[pos[hit]]
+        q_val = q_grade[retrieved]
+        r_key = r_topic.astype(np.int64) * n_docs + r_code
+        if n_topics * n_docs <= 1 << 28 and q_val.min() > -128 and q_val.max() < 128:
+            table = np.full(n_topics * n_docs, -128, np.int8)
+            table[q_key] = q_val
+            found = table[r_key]
+            judged = found != -128
+            grade[judged] = found[judged]
+        else:
+            key_order = np.argsort(q_key)
+            q_key, q_val = q_key[key_order], q_val[key_order]
+            pos = np.minimum(np.searchsorted(q_key, r_key), len(q_key) - 1)
+            judged = q_key[pos] == r_key
+            grade[judged] = q_val[pos[judged]]
 
     n_relevant = np.bincount(q_topic[q_grade >= rel_threshold], minlength=n_topics)
     gains = np.maximum(q_grade, 0)
@@ -127,7 +137,8 @@ def join(qrels: Qrels, run: Run, *, rel_threshold: int = 1, topics: Sequence[str
     return Ranked(
         topics=topics, topic=r_topic, doc_index=Ids(r_code, run.doc_index.names), score=r_score, rank=rank,
         grade=grade, judged=judged, starts=starts, counts=counts, n_relevant=n_relevant, ideal_gains=ideal_gains,
-        ideal_topic=ideal_topic, ideal_rank=ideal_rank, ignored_queries=ignored,
+        ideal_topic=ideal_topic, ideal_rank=ideal_rank, ignored_queries=ignored, label_topic=q_topic, label_doc=q_doc,
+        label_grade=q_grade, run_row=run_row,
     )
 
 
