@@ -42,6 +42,7 @@ from relgrade.io._grades import (  # noqa: F401  (re-exported: relgrade.io._labe
     ANNOTATOR_FIELDS, DEFAULT_SCALE, DESIGNS, DETAIL_KEYS, DOC_FIELDS, GRADE_FIELDS, QUERY_FIELDS, SOURCES, TIME_FIELDS,
     lower_median, parse_grade, parse_scale_value, span,
 )
+from relgrade.io._columns import paused_gc
 from relgrade.io._ids import as_id
 from relgrade.io._label_model import (  # noqa: F401  (re-exported)
     COLUMNS, Label, LabelSet, check_in_scale, on_judge_scale, text_sha256,
@@ -174,8 +175,9 @@ def _fast_trec_qrels(path, data: bytes) -> LabelColumns | None:
 def _trec_label_set(path, data: bytes, columns: LabelColumns, source: str, scale) -> LabelSet:
     import numpy as np
 
-    labels = tuple(map(_plain_label, columns.query.values().tolist(), columns.doc.values().tolist(),
-                       columns.grade.tolist(), repeat(source), repeat(None)))
+    with paused_gc():
+        labels = tuple(map(_plain_label, columns.query.values().tolist(), columns.doc.values().tolist(),
+                           columns.grade.tolist(), repeat(source), repeat(None)))
     result = LabelSet(labels, str(path), lines=tuple(range(1, len(labels) + 1)))
     if scale is not None and not np.isin(columns.grade, list(scale)).all():
         check_in_scale(result, scale, text=read_text(path, what="labels file", data=data))

@@ -13,6 +13,7 @@ where list order is rank order (``results`` may also list bare doc ids). Texts m
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -87,8 +88,14 @@ def _fast_jsonl_run(path, data: bytes, name: str) -> Run | None:
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
     results, qid, query = (table.column(c).combine_chunks() for c in ("results", "query_id", "query"))
-    if results.null_count or qid.null_count or not len(qid) or pc.any(pc.equal(qid, "")).as_py():
+    if results.null_count or not len(qid):
         return None
+    if qid.null_count or pc.any(pc.equal(qid, "")).as_py():  # no query_id: the one derived from the query
+        texts_ = query.to_pylist()
+        ids_ = qid.to_pylist()
+        if any(not q and not (isinstance(t, str) and t.strip()) for q, t in zip(ids_, texts_)):
+            return None
+        qid = pa.array([q or query_id_for(t) for q, t in zip(ids_, texts_)], pa.string())
     hits = results.flatten()
     doc, given = hits.field("doc_id"), hits.field("score")
     scores = given.fill_null(float("nan")).to_numpy(zero_copy_only=False)
@@ -172,9 +179,12 @@ def _read_jsonl_run(path, text: str, name: str) -> Run:
 
 def _finite(score: float, position: int, path, line: int) -> float:
     try:
-        return float(score)
+        value = float(score)
     except OverflowError:
-        raise InputError(f"score of result {position + 1} is too large for a number", path=path, line=line) from None
+        value = float("inf")
+    if not math.isfinite(value):
+        raise InputError(f"score of result {position + 1} is not a finite number", path=path, line=line)
+    return value
 
 
 def write_run(run: Run, path: str | Path, *, tag: str | None = None) -> Path:
