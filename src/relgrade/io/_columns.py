@@ -3,6 +3,10 @@
 A run of 10M lines holds a few hundred thousand distinct ids; keeping codes (numpy) and the distinct names (a
 pyarrow string array, first-seen order) instead of 10M Python strings is what lets the readers, the join and the
 metrics work on arrays. Every :class:`Ids` obeys the id rule of :mod:`relgrade.io._ids`.
+
+Arrays cross between numpy and pyarrow through their buffers (:func:`to_numpy`, :func:`from_numpy`, :func:`strings`,
+:func:`take`): pyarrow's own conversions (``pa.array``, ``to_numpy``, Python scalars) import pandas, a third of a
+second of every command's start-up.
 """
 
 from __future__ import annotations
@@ -41,13 +45,9 @@ class Ids:
         encoded = column.dictionary_encode()
         chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
         if not chunks:
-            return cls(np.zeros(0, np.int32), pa.array([], pa.string()))
+            return cls(np.zeros(0, np.int32), strings([]))
         names = chunks[-1].dictionary  # one dictionary for every chunk (insertion order)
-        if len(chunks) == 1:
-            codes = chunks[0].indices.to_numpy(zero_copy_only=False)
-        else:
-            codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks])
-        return cls(codes, names)
+        return cls(to_numpy(pa.chunked_array([c.indices for c in chunks], pa.int32())), names)
 
     @classmethod
     def from_arrow(cls, column: "pa.Array | pa.ChunkedArray", what: str = "id",
@@ -58,30 +58,24 @@ class Ids:
     @classmethod
     def from_values(cls, values: Sequence[Any], what: str = "id", path: str | Path | None = None) -> "Ids":
         """From Python ids (strings, integers, ...) by the id rule; one :class:`InputError` for a bad one."""
-        import pyarrow as pa
-
         try:
-            array = pa.array(values, type=pa.string())
-            if array.null_count:
-                raise TypeError
-        except Exception:  # integers, floats, None, lone surrogates, ...: each value through the rule
-            array = pa.array([as_id(v, what, path=path) for v in values], type=pa.string())
+            array = strings(values)
+        except (TypeError, UnicodeEncodeError):  # integers, floats, None, lone surrogates: each through the rule
+            array = strings([as_id(v, what, path=path) for v in values])
         return cls.from_arrow(array, what, path)
 
     def _ruled(self, what: str, path) -> "Ids":
         """Apply the id rule to the distinct names (surrounding whitespace, empty ids) and merge equal results."""
-        import numpy as np
-        import pyarrow as pa
+        import pyarrow.compute as pc
 
         bad = off_rule(self.names)
         if bad is None:
             return self
         fixed = self.names.to_pylist()
-        for i in np.flatnonzero(bad.to_numpy(zero_copy_only=False)).tolist():
+        for i in to_numpy(pc.indices_nonzero(bad)).tolist():
             fixed[i] = as_id(fixed[i], what, path=path)
-        merged = pa.array(fixed, type=pa.string()).dictionary_encode()
-        remap = merged.indices.to_numpy(zero_copy_only=False)
-        return Ids(remap[self.codes], merged.dictionary, rewritten=True)
+        merged = strings(fixed).dictionary_encode()
+        return Ids(to_numpy(merged.indices)[self.codes], merged.dictionary, rewritten=True)
 
     # -- views ------------------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -132,7 +126,7 @@ def off_rule(names: "pa.Array") -> "pa.Array | None":
 
     if not len(names):
         return None
-    bad = pc.or_(pc.equal(pc.utf8_length(names), 0), pc.match_substring_regex(names, EDGE_WHITESPACE_RE2))
+    bad = pc.match_substring_regex(names, f"^$|{EDGE_WHITESPACE_RE2}")
     return bad if pc.any(bad).as_py() else None
 
 
@@ -153,11 +147,69 @@ def positions(names: "pa.Array", within: "pa.Array") -> "np.ndarray":
     if not len(names) or not len(within):
         return np.full(len(names), -1, np.int64)
     found = pc.index_in(names, value_set=within)
-    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    out = to_numpy(found).astype(np.int64)
+    if found.null_count:
+        out[to_numpy(pc.indices_nonzero(pc.is_null(found)))] = -1
+    return out
 
 
-def arrow_strings(values: Sequence[str]) -> "pa.Array":
-    """A pyarrow string array of ``values`` (already ids)."""
+_NUMPY = {"int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8",
+          "uint16": "uint16", "uint32": "uint32", "uint64": "uint64", "float": "float32", "double": "float64"}
+
+
+def to_numpy(array: "pa.Array | pa.ChunkedArray") -> "np.ndarray":
+    """The values of a fixed-width pyarrow array as numpy, from its buffers (read-only when one chunk; the values
+    under nulls are unspecified: the caller masks them)."""
+    import numpy as np
     import pyarrow as pa
 
-    return pa.array(values, type=pa.string())
+    chunks = array.chunks if isinstance(array, pa.ChunkedArray) else [array]
+    dtype = np.dtype(_NUMPY[str(array.type)])
+    parts = [np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c), offset=c.offset * dtype.itemsize)
+             for c in chunks if len(c)]
+    if not parts:
+        return np.zeros(0, dtype)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def from_numpy(values: "np.ndarray") -> "pa.Array":
+    """A pyarrow array over the buffer of a 1-d numeric numpy array."""
+    import numpy as np
+    import pyarrow as pa
+
+    values = np.ascontiguousarray(values)
+    kind = {v: k for k, v in _NUMPY.items()}[values.dtype.name]
+    return pa.Array.from_buffers(getattr(pa, kind)(), len(values), [None, pa.py_buffer(values)])
+
+
+def strings(values: "Sequence[str]") -> "pa.Array":
+    """A pyarrow string array of Python strings (TypeError for a non-string, UnicodeEncodeError for a lone
+    surrogate)."""
+    import numpy as np
+    import pyarrow as pa
+
+    joined = "".join(values)
+    data = joined.encode("utf-8")
+    sizes = map(len, values) if len(data) == len(joined) else (len(v.encode("utf-8")) for v in values)
+    offsets = np.zeros(len(values) + 1, np.int64)
+    np.cumsum(np.fromiter(sizes, np.int64, len(values)), out=offsets[1:])
+    if offsets[-1] < 2**31:
+        return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data))
+    return pa.LargeStringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(data))
+
+
+def repeat_string(text: str, n: int) -> "pa.Array":
+    """``text`` ``n`` times, as a pyarrow string array."""
+    import numpy as np
+    import pyarrow as pa
+
+    data = text.encode("utf-8")
+    offsets = (np.arange(n + 1) * len(data)).astype(np.int32)
+    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data * n))
+
+
+def take(names: "pa.Array", codes: "np.ndarray") -> "pa.Array":
+    """``names[codes]`` (a pyarrow array; ``codes`` a numpy integer array)."""
+    import numpy as np
+
+    return names.take(from_numpy(np.asarray(codes, dtype=np.int64)))

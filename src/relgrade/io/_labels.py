@@ -42,7 +42,7 @@ from relgrade.io._grades import (  # noqa: F401  (re-exported: relgrade.io._labe
     ANNOTATOR_FIELDS, DEFAULT_SCALE, DESIGNS, DETAIL_KEYS, DOC_FIELDS, GRADE_FIELDS, QUERY_FIELDS, SOURCES, TIME_FIELDS,
     lower_median, parse_grade, parse_scale_value, span,
 )
-from relgrade.io._columns import paused_gc
+from relgrade.io._columns import paused_gc, to_numpy
 from relgrade.io._ids import as_id
 from relgrade.io._label_model import (  # noqa: F401  (re-exported)
     COLUMNS, Label, LabelSet, check_in_scale, on_judge_scale, text_sha256,
@@ -169,7 +169,7 @@ def _fast_trec_qrels(path, data: bytes) -> LabelColumns | None:
     query, doc = fast_ids(table, "query_id"), fast_ids(table, "doc_id")
     if query is None or doc is None or repeats_pair(query.codes, doc.codes, query.n_names, doc.n_names):
         return None
-    return LabelColumns(query, doc, table.column("grade").to_numpy().astype(np.int64, copy=False))
+    return LabelColumns(query, doc, to_numpy(table.column("grade")).astype(np.int64, copy=False))
 
 
 def _trec_label_set(path, data: bytes, columns: LabelColumns, source: str, scale) -> LabelSet:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from relgrade.io._columns import take, to_numpy
+
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
@@ -86,7 +88,6 @@ def byte_ranks(names: "pa.Array | None", codes: "np.ndarray | None" = None) -> "
     """Rank of each of ``codes`` (distinct; default: every name) among themselves in byte order of their names
     (Python's string order; ``strcmp``'s, as in trec_eval). ``names`` None: the codes themselves are in byte order."""
     import numpy as np
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     if names is None:
@@ -95,7 +96,7 @@ def byte_ranks(names: "pa.Array | None", codes: "np.ndarray | None" = None) -> "
         return ranks
     if codes is None:
         codes = np.arange(len(names))
-    order = pc.sort_indices(names.take(pa.array(codes))).to_numpy(zero_copy_only=False)
+    order = to_numpy(pc.sort_indices(take(names, codes)))
     ranks = np.empty(len(codes), np.int64)
     ranks[order] = np.arange(len(codes))
     return ranks

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from relgrade._errors import InputError
-from relgrade.io._columns import Ids
+from relgrade.io._columns import Ids, take
 from relgrade.io._grades import ANNOTATOR_FIELDS, DOC_FIELDS, GRADE_FIELDS, QUERY_FIELDS, lower_median, parse_grade
 from relgrade.io._ids import as_id
 
@@ -70,7 +70,7 @@ class LabelColumns:
             return {}
         order = np.argsort(self.query.codes, kind="stable")
         q = self.query.codes[order]
-        docs = self.doc.names.take(self.doc.codes[order]).to_pylist()
+        docs = take(self.doc.names, self.doc.codes[order]).to_pylist()
         grades = self.grade[order].tolist()
         starts = np.flatnonzero(np.concatenate([[True], q[1:] != q[:-1]]))
         ends = np.append(starts[1:], len(q)).tolist()

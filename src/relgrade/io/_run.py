@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from relgrade._errors import InputError
-from relgrade.io._columns import Ids
+from relgrade.io._columns import Ids, take
 from relgrade.io._ids import as_id
 from relgrade.io._order import trec_order, trec_score
 
@@ -157,7 +157,7 @@ class Run:
             d = d[np.arange(len(q)) - np.repeat(starts, counts) < depth]
             counts = np.minimum(counts, depth)
         ends = np.cumsum(counts)
-        docs = self.doc_index.names.take(d).to_pylist()
+        docs = take(self.doc_index.names, d).to_pylist()
         names = self.query_index.name_list()
         return {names[c]: docs[e - n:e] for c, n, e in zip(q[starts].tolist(), counts.tolist(), ends.tolist())}
 

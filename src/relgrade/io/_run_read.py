@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
-from relgrade.io._columns import Ids, off_rule, ramp
+from relgrade.io._columns import Ids, off_rule, ramp, strings, to_numpy
 from relgrade.io._golden import query_id_for
 from relgrade.io._ids import as_id
 from relgrade.io._qrels import check_trec_ids
@@ -50,7 +50,7 @@ def _fast_trec_run(path, data: bytes, name: str) -> Run | None:
                                             "score": pa.float64()})
     if table is None:
         return None
-    score = table.column("score").to_numpy()
+    score = to_numpy(table.column("score"))
     if not np.isfinite(score).all():
         return None
     query, doc = fast_ids(table, "query_id"), fast_ids(table, "doc_id")
@@ -90,21 +90,22 @@ def _fast_jsonl_run(path, data: bytes, name: str) -> Run | None:
     results, qid, query = (table.column(c).combine_chunks() for c in ("results", "query_id", "query"))
     if results.null_count or not len(qid):
         return None
-    if qid.null_count or pc.any(pc.equal(qid, "")).as_py():  # no query_id: the one derived from the query
+    if qid.null_count or pc.any(pc.match_substring_regex(qid, "^$")).as_py():  # no query_id: derive it
         texts_ = query.to_pylist()
         ids_ = qid.to_pylist()
         if any(not q and not (isinstance(t, str) and t.strip()) for q, t in zip(ids_, texts_)):
             return None
-        qid = pa.array([q or query_id_for(t) for q, t in zip(ids_, texts_)], pa.string())
+        qid = strings([q or query_id_for(t) for q, t in zip(ids_, texts_)])
     hits = results.flatten()
     doc, given = hits.field("doc_id"), hits.field("score")
-    scores = given.fill_null(float("nan")).to_numpy(zero_copy_only=False)
+    scores = to_numpy(given).copy()
+    scores[to_numpy(pc.indices_nonzero(pc.is_null(given)))] = np.nan
     if doc.null_count or np.isinf(scores).any() or np.isnan(scores).sum() != given.null_count:
         return None
     queries, docs = Ids.encode(qid), Ids.encode(doc)
     if off_rule(queries.names) is not None or off_rule(docs.names) is not None or queries.n_names != len(qid):
         return None
-    sizes = results.value_lengths().to_numpy(zero_copy_only=False).astype(np.int64)
+    sizes = to_numpy(results.value_lengths()).astype(np.int64)
     rows = Ids(np.repeat(queries.codes, sizes), queries.names)
     if repeats_pair(rows.codes, docs.codes, rows.n_names, docs.n_names):
         return None

@@ -23,7 +23,7 @@ from typing import Sequence
 import numpy as np
 
 from relgrade.io import Qrels, Run
-from relgrade.io._columns import Ids, arrow_strings, positions
+from relgrade.io._columns import Ids, positions, strings, take
 from relgrade.io._order import trec_order
 from relgrade.metrics._measures import Metric
 
@@ -60,14 +60,14 @@ class Ranked:
     def top(self, t: int, k: int) -> np.ndarray:
         s = int(self.starts[t])
         codes = self.doc_index.codes[s : s + min(k, int(self.counts[t]))]
-        return np.array(self.doc_index.names.take(codes).to_pylist(), dtype=object)
+        return np.array(take(self.doc_index.names, codes).to_pylist(), dtype=object)
 
 
 def join(qrels: Qrels, run: Run, *, rel_threshold: int = 1, topics: Sequence[str] | None = None) -> Ranked:
     """Join ``run`` to ``qrels`` over ``topics`` (default: the qrels' topics), on the factorised ids."""
     topics = tuple(qrels.topics if topics is None else topics)
     n_topics = len(topics)
-    topic_names = arrow_strings(topics)
+    topic_names = strings(topics)
 
     # the run, in trec_eval order (cached on the run), restricted to the topics
     order = run.trec_order()

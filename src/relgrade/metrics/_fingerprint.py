@@ -14,6 +14,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
+from relgrade.io._columns import from_numpy, repeat_string, take
 from relgrade.io._order import byte_ranks
 
 _LOW = "[\\x00-\\x09]"
@@ -48,10 +49,11 @@ def _label_lines(columns: Any, h: "hashlib._Hash") -> bool:
     q_rank = byte_ranks(query.names)[query.codes]
     d_rank = byte_ranks(doc.names)[doc.codes]
     order = np.argsort(q_rank * max(len(doc.names), 1) + d_rank)
+    n = len(order)
     lines = pc.binary_join_element_wise(
-        "L", query.names.take(pa.array(query.codes[order])), doc.names.take(pa.array(doc.codes[order])),
-        pc.cast(pa.array(columns.grade[order]), pa.string()), "\t")
-    lines = pc.binary_join_element_wise(lines, "", "\n")
+        repeat_string("L", n), take(query.names, query.codes[order]), take(doc.names, doc.codes[order]),
+        pc.cast(from_numpy(columns.grade[order]), pa.string()), repeat_string("\t", n))
+    lines = pc.binary_join_element_wise(lines, repeat_string("", n), repeat_string("\n", n))
     offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)[lines.offset: lines.offset + len(lines) + 1]
     h.update(memoryview(lines.buffers()[2])[int(offsets[0]): int(offsets[-1])])
     return True

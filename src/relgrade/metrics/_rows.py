@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from relgrade.io import Qrels, Run
-from relgrade.io._columns import ramp
+from relgrade.io._columns import ramp, take
 from relgrade.io._order import byte_ranks
 from relgrade.metrics._core import Ranked
 
@@ -34,7 +34,7 @@ def failure_rows(ranked: Ranked, texts: Mapping[str, str], included: np.ndarray,
         return []
     n_got = np.minimum(ranked.counts[fail], k)
     rows = np.repeat(ranked.starts[fail], n_got) + ramp(n_got)
-    got = ranked.doc_index.names.take(ranked.doc_index.codes[rows]).to_pylist()
+    got = take(ranked.doc_index.names, ranked.doc_index.codes[rows]).to_pylist()
     failing = np.zeros(n, bool)
     failing[fail] = True
     sel = np.flatnonzero(failing[ranked.label_topic] & (ranked.label_grade >= threshold))
@@ -46,7 +46,7 @@ def failure_rows(ranked: Ranked, texts: Mapping[str, str], included: np.ndarray,
         order = np.argsort((topic.astype(np.int64) * span + (grade.max() - grade)) * max(len(distinct), 1) + doc_rank)
     else:
         order = np.lexsort((doc_rank, -grade, topic))
-    expected = ranked.label_doc.names.take(doc[order]).to_pylist()
+    expected = take(ranked.label_doc.names, doc[order]).to_pylist()
     n_expected = np.bincount(topic, minlength=n)[fail]
     qids = [ranked.topics[t] for t in fail.tolist()]
     return [{"query_id": q, "query": texts.get(q), "expected": e, "got": g}
