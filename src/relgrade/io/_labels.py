@@ -160,7 +160,7 @@ def _fast_trec_qrels(path, data: bytes) -> LabelColumns | None:
     import numpy as np
     import pyarrow as pa
 
-    table = fast_columns(data, QRELS_FIELDS, {"query_id": pa.string(), "doc_id": pa.string(), "grade": pa.int64()})
+    table = fast_columns(data, QRELS_FIELDS, {"grade": pa.int64()})
     if table is None:
         return None
     newlines = data.count(b"\n")

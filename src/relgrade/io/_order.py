@@ -23,7 +23,9 @@ def trec_score(score: "np.ndarray") -> "np.ndarray":
     and ``0.0`` tie too."""
     import numpy as np
 
-    return np.asarray(score, dtype=np.float64).astype(np.float32) + np.float32(0.0)
+    single = np.asarray(score, dtype=np.float64).astype(np.float32)
+    single += np.float32(0.0)
+    return single
 
 
 def trec_order(group: "np.ndarray", score: "np.ndarray", doc: "np.ndarray",
@@ -65,7 +67,8 @@ def _order_ties(order: "np.ndarray | None", tied: "np.ndarray", doc: "np.ndarray
     rows = positions if order is None else order[positions]
     distinct, inverse = np.unique(doc[rows], return_inverse=True)
     descending = len(distinct) - 1 - byte_ranks(doc_names, distinct)[inverse]
-    run = np.cumsum(np.concatenate([[True], ~tied]))[positions].astype(np.int64)
+    same_run = (np.diff(positions) == 1) & tied[positions[:-1]]
+    run = np.cumsum(np.concatenate([[1], ~same_run]), dtype=np.int64)
     moved = np.argsort(run * len(distinct) + descending, kind="stable")
     if order is None:
         if (moved == np.arange(len(moved))).all():

@@ -46,8 +46,7 @@ def _fast_trec_run(path, data: bytes, name: str) -> Run | None:
     import numpy as np
     import pyarrow as pa
 
-    table = fast_columns(data, RUN_FIELDS, {"query_id": pa.string(), "doc_id": pa.string(), "rank": pa.int64(),
-                                            "score": pa.float64()})
+    table = fast_columns(data, RUN_FIELDS, {"rank": pa.int64(), "score": pa.float64()})
     if table is None:
         return None
     score = to_numpy(table.column("score"))

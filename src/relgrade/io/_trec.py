@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from relgrade._errors import InputError
-from relgrade.io._columns import Ids
+from relgrade.io._columns import Ids, strings, to_numpy
 from relgrade.io._text import iter_lines
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 RUN_FIELDS = ("query_id", "q0", "doc_id", "rank", "score", "tag")
 QRELS_FIELDS = ("query_id", "iteration", "doc_id", "grade")
+IDS = ("query_id", "doc_id")  # the columns read dictionary-encoded
 
 # UTF-8 forms of the non-ASCII characters str.split() splits on (U+0085, U+00A0, U+1680, U+2000-U+200A,
 # U+2028, U+2029, U+202F, U+205F, U+3000)
@@ -32,30 +33,18 @@ _WIDE_SPACE = re.compile(rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\x
 
 
 def fast_columns(data: bytes, fields: tuple[str, ...], types: dict[str, "pa.DataType"]) -> "pa.Table | None":
-    """The typed columns ``types`` of a plain TREC file, or None when the line-exact reader must read it."""
+    """The typed columns ``types`` of a plain TREC file, or None when the line-exact reader must read it. The
+    ``query_id`` and ``doc_id`` columns are read dictionary-encoded (each distinct id stored once per block, then
+    one dictionary for the file)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.csv as csv
 
     head = data[:4096].lstrip(b"\xef\xbb\xbf").split(b"\n", 1)[0]
     delimiter = "\t" if b"\t" in head and b" " not in head else " "
-    raw = np.frombuffer(data, np.uint8)
-    controls = int(np.count_nonzero(raw < 32))
-    allowed = int(np.count_nonzero(raw == 10)) + int(np.count_nonzero(raw == 13))
-    if delimiter == "\t":
-        allowed += int(np.count_nonzero(raw == 9))
-        if int(np.count_nonzero(raw == 32)):
-            return None
-    if controls != allowed:
+    if not _plain_bytes(data, delimiter):
         return None
-    if int(raw.max(initial=0)) >= 0x80:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-        if _WIDE_SPACE.search(data):
-            return None
-    del raw
+    types = {**types, **dict.fromkeys(IDS, pa.dictionary(pa.int32(), pa.string()))}
     try:
         table = csv.read_csv(
             pa.BufferReader(data),
@@ -67,14 +56,45 @@ def fast_columns(data: bytes, fields: tuple[str, ...], types: dict[str, "pa.Data
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
-    return table
+    return table.unify_dictionaries()
+
+
+def _plain_bytes(data: bytes, delimiter: str) -> bool:
+    """No control character but line ends (and the tab delimiter), valid UTF-8, no non-ASCII space: then the
+    delimiter alone separates fields, as ``str.split()`` would. Scanned in 16 MB blocks (small temporaries)."""
+    import numpy as np
+
+    raw = np.frombuffer(data, np.uint8)
+    wide = False
+    for start in range(0, len(raw), 1 << 24):
+        block = raw[start:start + (1 << 24)]
+        controls = int(np.count_nonzero(block < 32))
+        allowed = int(np.count_nonzero(block == 10)) + int(np.count_nonzero(block == 13))
+        if delimiter == "\t":
+            allowed += int(np.count_nonzero(block == 9))
+            if np.count_nonzero(block == 32):
+                return False
+        if controls != allowed:
+            return False
+        wide = wide or int(block.max(initial=0)) >= 0x80
+    if wide:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return not _WIDE_SPACE.search(data)
+    return True
 
 
 def fast_ids(table: "pa.Table", field: str) -> "Ids | None":
     """The ids of a column of :func:`fast_columns`; None when one starts with ``#`` (a comment line)."""
     import pyarrow.compute as pc
 
-    ids = Ids.encode(table.column(field))
+    import pyarrow as pa
+
+    chunks = table.column(field).chunks
+    ids = Ids(to_numpy(pa.chunked_array([c.indices for c in chunks], pa.int32())),
+              chunks[0].dictionary if chunks else strings([]))
     if len(ids.names) and pc.any(pc.starts_with(ids.names, "#")).as_py():
         return None
     return ids  # no whitespace (checked on the bytes) nor empty field (a wrong field count): the id rule holds
@@ -86,13 +106,16 @@ def repeats_pair(query: "np.ndarray", doc: "np.ndarray", n_queries: int, n_docs:
     import numpy as np
 
     n_pairs = max(n_queries, 1) * max(n_docs, 1)
-    key = query.astype(np.int64) * max(n_docs, 1) + doc
+    width = np.int32 if n_pairs < 1 << 31 else np.int64
+    key = query.astype(width)
+    key *= max(n_docs, 1)
+    key += doc
     if n_pairs <= 1 << 28:
         seen = np.zeros(n_pairs, bool)
         seen[key] = True
         return int(np.count_nonzero(seen)) != len(key)
-    ordered = np.sort(key.astype(np.int32) if n_pairs < 1 << 31 else key)
-    return bool((ordered[1:] == ordered[:-1]).any())
+    key.sort()
+    return bool((key[1:] == key[:-1]).any())
 
 
 # -- the line-exact readers ------------------------------------------------------------------------------------

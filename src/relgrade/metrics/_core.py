@@ -107,7 +107,7 @@ def join(qrels: Qrels, run: Run, *, rel_threshold: int = 1, topics: Sequence[str
     if n_run and retrieved.any():
         q_key = q_topic[retrieved].astype(np.int64) * n_docs + q_code[retrieved]
         q_val = q_grade[retrieved]
-        r_key = r_topic.astype(np.int64) * n_docs + r_code
+        r_key = r_topic * n_docs + r_code
         if n_topics * n_docs <= 1 << 28 and q_val.min() > -128 and q_val.max() < 128:
             table = np.full(n_topics * n_docs, -128, np.int8)
             table[q_key] = q_val
