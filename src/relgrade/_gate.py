@@ -5,8 +5,9 @@ Rule (the guide's): the change under test fails when, for any gated metric,
     baseline - current > max_drop                      (default)
     baseline - upper end of current's 95% CI > max_drop (``beyond_ci=True``)
 
-or when the current report lists any leak (a forbidden document retrieved in the top k). The
-value of an ``evaluate`` report is its mean; of an ``estimate`` report its PPI++ estimate (and the
+(``max_drop`` plus the repeat noise when a report holds repeats, see :mod:`relgrade._gate_checks`), or when
+the current report lists any leak (a forbidden document retrieved in the top k). Reports over different
+corpus fingerprints are refused unless ``allow_corpus_change``. The value of an ``evaluate`` report is its mean; of an ``estimate`` report its PPI++ estimate (and the
 PPI++ interval with ``beyond_ci``).
 
 Refused with :class:`~relgrade.InputError` (the CLI's exit 2), never passed: reports computed
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
+from relgrade._gate_checks import corpus_change, repeat_allowance
 
 DEFAULT_GATE_METRICS = ("recall@5",)
 DEFAULT_MAX_DROP = 0.02
@@ -44,6 +46,7 @@ class GateRow:
     bound: float
     drop: float
     passed: bool
+    noise: float = 0.0  # repeat noise allowed on top of max_drop (relgrade._gate_checks.repeat_allowance)
 
     @property
     def change(self) -> float:
@@ -51,7 +54,7 @@ class GateRow:
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "baseline": self.baseline, "current": self.current, "change": self.change,
-                "bound": self.bound, "drop": self.drop, "passed": self.passed}
+                "bound": self.bound, "drop": self.drop, "passed": self.passed, "repeat_noise": self.noise}
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,7 @@ class GateResult:
         """The text the CLI prints: aligned metric rows, the leaks, the reasons and the verdict."""
         lines = [f"{'metric':<16}{'baseline':>10}{'current':>10}{'change':>10}   verdict ({self.rule})"]
         for r in self.rows:
-            verdict = "ok" if r.passed else "FAIL: regression"
+            verdict = ("ok" if r.passed else "FAIL: regression") + (f" (repeat noise {r.noise:.4f} allowed)" if r.noise else "")
             lines.append(f"{r.metric:<16}{r.baseline:>10.4f}{r.current:>10.4f}{r.change:>+10.4f}   {verdict}")
         if self.leaks:
             n = len(self.leaks)
@@ -221,6 +224,7 @@ def gate(
     max_drop: float = DEFAULT_MAX_DROP,
     beyond_ci: bool = False,
     names: Sequence[str] | None = None,
+    allow_corpus_change: bool = False,
 ) -> GateResult:
     """Gate ``current`` against ``baseline`` (paths, report dicts, or ``EvalReport``/``EstimateReport`` objects).
 
@@ -240,6 +244,7 @@ def gate(
     if names is not None:
         base_name, cur_name = map(str, names)
     settings = check_comparable(base, cur, base_name, cur_name)
+    settings["corpus"] = corpus_change(base, cur, base_name, cur_name, allow_corpus_change)
     leaks = report_leaks(cur, cur_name)
     report_leaks(base, base_name)  # malformed leaks are an error on either side
 
@@ -254,12 +259,13 @@ def gate(
         b, c = metric_value(base, key, base_name), metric_value(cur, key, cur_name)
         bound = metric_upper(cur, key, cur_name) if beyond_ci else c
         drop = b - bound
-        ok = drop <= max_drop + _TOL
-        rows.append(GateRow(key, b, c, bound, drop, ok))
+        noise = repeat_allowance(base, cur, key, base_name, cur_name, b, c)
+        ok = drop <= max_drop + noise + _TOL
+        rows.append(GateRow(key, b, c, bound, drop, ok, noise))
         if not ok:
             what = "the upper end of its 95% CI" if beyond_ci else "it"
             reasons.append(f"regression: {key} {b:.4f} -> {c:.4f}; {what} is {drop:.4f} below the baseline, "
-                           f"more than the max drop {max_drop:g}")
+                           f"more than the max drop {max_drop:g}" + (f" plus the repeat noise {noise:.4f}" if noise else ""))
     if leaks is None:
         reasons.append(f"{cur_name} carries no leak information, so the tenant-leak guard cannot run; write it with "
                        "'relgrade evaluate --json', or 'relgrade estimate --json --forbidden GOLDEN'")

@@ -30,9 +30,9 @@ def _run(name: str, tmp_path: Path) -> list[str]:
             for c in code]
 
 
-def test_the_three_notebooks_exist():
+def test_the_four_notebooks_exist():
     assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == [
-        "01_quickstart.ipynb", "02_calibrate_your_judge.ipynb", "03_hybrid_golden_set.ipynb"]
+        "01_quickstart.ipynb", "02_calibrate_your_judge.ipynb", "03_hybrid_golden_set.ipynb", "04_the_whole_loop.ipynb"]
 
 
 def test_quickstart_prints_the_library_metrics_failures_leaks_and_comparison(tmp_path):
@@ -97,3 +97,28 @@ def test_hybrid_notebook_prints_the_library_ppi_estimates(tmp_path):
     assert out[1] == report.table() + "\n"
     for e in report.estimates.values():  # and the intervals are intervals
         assert e.ppi_ci95[0] <= e.ppi <= e.ppi_ci95[1]
+
+
+def test_whole_loop_notebook_prints_the_ann_check_and_the_trend(tmp_path):
+    pytest.importorskip("faiss", reason="faiss-cpu (the 'ann' extra, in dev)")
+    from relgrade import ann_recall, demo, evaluate, gate_min, read_qrels, read_run
+    from relgrade.history import history
+
+    out = _run("04_the_whole_loop.ipynb", tmp_path)
+    files = demo.write_loop_files(tmp_path / "here")
+    assert out[0] == f"{sorted(p.name for p in (files / 'ann').iterdir())}\n"
+    golden, exact = read_qrels(files / "golden.jsonl"), read_run(files / "ann" / "exact.jsonl")
+    lines = out[1].splitlines()
+    assert len(lines) == 4
+    for line, n in zip(lines, (1, 2, 4, 8)):
+        report = ann_recall(read_run(files / "ann" / f"ivf_nprobe{n}.jsonl"), exact, 10, qrels=golden, metrics=["recall@5"])
+        assert line.startswith(f"nprobe {n}: recall@10 vs exact {report.value:.3f}")
+        assert line.endswith("gate >= 0.95: " + ("pass" if gate_min(report, minimum=0.95).passed else "FAIL"))
+    assert lines[-1].endswith("pass") and lines[0].endswith("FAIL")  # nprobe 8 of 8 is exact
+    assert out[2] == ann_recall(read_run(files / "ann" / "ivf_nprobe1.jsonl"), exact, 10).table(show=3) + "\n"
+    rows = out[3].splitlines()
+    assert [r.split()[0] for r in rows[1:6]] == ["night1-nprobe8", "night2-nprobe8", "night3-nprobe4", "night4-nprobe2",
+                                                "night5-nprobe1"]
+    first = evaluate(golden, read_run(files / "ann" / "ivf_nprobe8.jsonl"), ["recall@5", "ndcg@10"])
+    assert f"{first.value('recall@5'):.4f}" in rows[1]
+    assert rows[-1].startswith("gate: at most 0.02 below the baseline")

@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 K_HELP = "Cutoff of the default metrics (repeatable; default 5 and 10). With --metric, put the cutoff in the name."
+CORPUS_HELP = ("The corpus the run searched (JSONL or TSV): its fingerprint is recorded in the report (gate refuses "
+               "two reports over different corpora) and the labels are checked against it (relgrade check).")
 METRIC_HELP = ("Metric to compute (repeatable or comma-separated): recall@k, precision@k, mrr, mrr@k, ndcg@k, ndcg, "
                "frac_recall@k. Default: recall, precision, ndcg at each --k, and mrr.")
 
@@ -38,14 +40,24 @@ def _common(f):
 
 
 @click.command()
-@click.option("--run", "run_path", required=True, help="Run file: TREC run or RAG JSONL.")
+@click.option("--run", "run_paths", required=True, multiple=True,
+              help="Run file: TREC run or RAG JSONL. Give it several times for repeats of one configuration (an ANN "
+                   "index rebuilt, another seed): mean, between-repeat spread, top-k stability.")
 @click.option("--qrels", "qrels_path", required=True,
               help="Labels: TREC qrels, CSV/JSONL qrels, a golden set JSONL, or a hybrid label set (relgrade hybrid).")
 @_common
 @click.option("--json", "json_out", help="Write the full report (aggregate, per_query, failures, leaks) as JSON here.")
 @click.option("--show-failures", type=int, default=5, show_default=True, help="How many failed queries to print.")
-def evaluate(run_path, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, show_failures):
+@click.option("--corpus", "corpus_path", help=CORPUS_HELP)
+def evaluate(run_paths, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, show_failures,
+             corpus_path):
     """Score a run against qrels or a golden set: recall@k, precision@k, MRR, nDCG@k with 95% CIs."""
+    if len(run_paths) > 1:
+        from relgrade.cli._repeats import evaluate_repeats_cli
+
+        return evaluate_repeats_cli(run_paths, qrels_path, ks, metrics, rel_threshold, no_answer, json_out,
+                                    show_failures, corpus_path)
+    run_path = run_paths[0]
     from relgrade.metrics import evaluate as run_evaluate
 
     from relgrade.metrics import parse_metrics
@@ -58,13 +70,16 @@ def evaluate(run_path, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot
     if hybrid is not None:
         qrels = hybrid.to_qrels()
     report = run_evaluate(qrels, run, chosen, rel_threshold=rel_threshold,
-                          no_answer=no_answer, n_boot=n_boot, seed=seed)
+                          no_answer=no_answer, n_boot=n_boot, seed=seed, corpus=corpus_path)
     click.echo(f"run {run_path} vs {qrels_path}: {report.n_queries} queries")
     click.echo(report.table())
     data = report.to_dict()
     if hybrid is not None:
         data.update(_provenance(hybrid, qrels, run, report))
     _print_notes(report, show_failures)
+    from relgrade.cli._repeats import loop_notes
+
+    data.update(loop_notes(qrels_path, corpus_path))
     if json_out:
         _write_json(json_out, data)
         click.echo(f"wrote {json_out}")
@@ -142,13 +157,20 @@ def _write_json(path: str, data) -> None:
 
 
 @click.command()
-@click.option("--run-a", "run_a", required=True, help="Baseline run.")
-@click.option("--run-b", "run_b", required=True, help="Candidate run.")
+@click.option("--run-a", "run_a", required=True, multiple=True, help="Baseline run (several: repeats of the baseline).")
+@click.option("--run-b", "run_b", required=True, multiple=True, help="Candidate run (several: repeats of the candidate).")
 @click.option("--qrels", "qrels_path", required=True, help="Labels both runs are scored against.")
 @_common
 @click.option("--json", "json_out", help="Write the comparison as JSON here.")
-def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out):
+@click.option("--corpus", "corpus_path", help=CORPUS_HELP)
+def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, corpus_path):
     """Compare two runs per metric: difference, 95% t CI and paired randomisation p-value."""
+    if len(run_a) > 1 or len(run_b) > 1:
+        from relgrade.cli._repeats import compare_repeats_cli
+
+        return compare_repeats_cli(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed,
+                                   json_out, corpus_path)
+    run_a, run_b = run_a[0], run_b[0]
     from relgrade.io import read_qrels, read_run
     from relgrade.metrics import compare as run_compare
     from relgrade.metrics import evaluate as run_evaluate
@@ -161,10 +183,12 @@ def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_b
     qrels = read_qrels(qrels_path)
     reports = [
         run_evaluate(qrels, read_run(path), chosen, rel_threshold=rel_threshold,
-                     no_answer=no_answer, n_boot=n_boot, seed=seed)
+                     no_answer=no_answer, n_boot=n_boot, seed=seed, corpus=corpus_path)
         for path in (run_a, run_b)
     ]
     result = run_compare(*reports, n_boot=n_boot, seed=seed)
+    if corpus_path:
+        result.settings["corpus"] = reports[0].settings["corpus"]
     click.echo(f"A = {run_a}\nB = {run_b}")
     click.echo(result.table())
     if json_out:

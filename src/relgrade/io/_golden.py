@@ -3,7 +3,8 @@
 One JSON object per line (or a JSON list of them)::
 
     {"query_id"?: str, "query": str, "relevant_doc_ids": [...],
-     "relevance_grades"?: {doc_id: 0-3}, "forbidden_doc_ids"?: [...], "tags"?: [...]}
+     "relevance_grades"?: {doc_id: 0-3}, "forbidden_doc_ids"?: [...], "tags"?: [...],
+     "text_sha256"?: {doc_id: sha256 of the text the case was labeled on}}
 
 A case with no relevant document is a **no-answer** case; ``forbidden_doc_ids`` make it a
 **tenant / permission** case: any of those documents in the top k is a leak. A missing
@@ -39,6 +40,7 @@ class GoldenCase:
     relevance_grades: dict[str, int] = field(default_factory=dict)
     forbidden_doc_ids: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    text_sha256: dict[str, str] = field(default_factory=dict)  # doc -> SHA-256 of the text it was labeled on
 
     def __post_init__(self) -> None:
         if not self.query_id:
@@ -87,6 +89,8 @@ class GoldenSet:
                     obj["forbidden_doc_ids"] = list(c.forbidden_doc_ids)
                 if c.tags:
                     obj["tags"] = list(c.tags)
+                if c.text_sha256:
+                    obj["text_sha256"] = dict(c.text_sha256)
                 fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
         return p
 
@@ -150,6 +154,10 @@ def _case(obj: Any, path, line, index) -> GoldenCase:
     tags = obj.get("tags", [])
     if not isinstance(tags, list):
         raise InputError("'tags' must be a list of strings", **where)
+    hashes = obj.get("text_sha256") or {}
+    if not (isinstance(hashes, dict) and all(isinstance(v, str) and len(v) == 64 for v in hashes.values())):
+        raise InputError("'text_sha256' must be an object {doc_id: 64 hex digits} (relgrade check --stamp writes it)",
+                         **where)
     qid = obj.get("query_id")
     return GoldenCase(
         query=query,
@@ -158,4 +166,5 @@ def _case(obj: Any, path, line, index) -> GoldenCase:
         relevance_grades=clean,
         forbidden_doc_ids=tuple(as_id(d, "id in 'forbidden_doc_ids'", **where) for d in forbidden),
         tags=tuple(map(str, tags)),
+        text_sha256={as_id(d, "doc_id in 'text_sha256'", **where): h.lower() for d, h in hashes.items()},
     )

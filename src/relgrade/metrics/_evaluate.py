@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from relgrade._errors import InputError
-from relgrade.io import GoldenSet, Qrels, Run, run_from_hits
+from relgrade.io import GoldenSet, Qrels, Run
 from relgrade.metrics._core import compute, join
 from relgrade.metrics._measures import Metric, parse_metric, parse_metrics
 from relgrade.metrics._settings import (
@@ -85,6 +85,7 @@ def evaluate(
     n_boot: int = DEFAULT_N_BOOT,
     seed: int = 0,
     ci: bool = True,
+    corpus: Any = None,
 ) -> EvalReport:
     """Score ``run`` against ``qrels``.
 
@@ -134,6 +135,10 @@ def evaluate(
         "n_boot": n_boot if ci else None, "seed": seed, "run": run.name,
         "qrels": qrels.source,
     }
+    if corpus is not None:
+        from relgrade.versioning import corpus_fingerprint
+
+        settings["corpus"] = corpus_fingerprint(corpus)
     return EvalReport(aggregate, per_query, failures, leaks, no_answers, missing, list(ranked.ignored_queries), settings)
 
 
@@ -165,15 +170,36 @@ def _as_qrels(qrels) -> Qrels:
 
 
 def evaluate_retriever(retriever: Any, golden: GoldenSet, metrics: Iterable[str | Metric] | None = None, *,
-                       k: Sequence[int] | None = None, top_k: int | None = None, **kwargs: Any) -> EvalReport:
-    """Run ``retriever.search(query, top_k)`` (hits with ``.id``) over a golden set and evaluate it."""
-    if not hasattr(retriever, "search"):
-        raise InputError("the retriever needs a search(query, top_k) method returning hits with .id")
+                       k: Sequence[int] | None = None, top_k: int | None = None, id_key: Any = None,
+                       concurrency: int = 1, **kwargs: Any) -> EvalReport:
+    """Run ``retriever`` over a golden set and evaluate it (``kwargs`` go to :func:`evaluate`).
+
+    ``retriever``: a LangChain retriever or vector store, a LlamaIndex retriever, an object with
+    ``search(query, top_k)`` returning hits with ``.id``, or a callable ``query -> [(id, score)]`` (see
+    :mod:`relgrade.adapters`). ``top_k`` defaults to the deepest cutoff of the metrics (at least 10);
+    ``id_key`` names the metadata key holding the document id (default ``Document.id`` / ``node_id``);
+    ``concurrency`` bounds the queries in flight (the library's async API when it has one).
+    """
+    from relgrade.adapters import retrieve
+
     chosen = parse_metrics(metrics, k)
-    depth = top_k or max([m.k for m in chosen if m.k is not None] + [10])
-    run = run_from_hits(((c.query_id, c.query, retriever.search(c.query, top_k=depth)) for c in golden),
-                        name=type(retriever).__name__)
+    run = retrieve(retriever, golden, top_k=top_k or _depth(chosen), id_key=id_key, concurrency=concurrency)
     return evaluate(golden, run, chosen, **kwargs)
+
+
+async def aevaluate_retriever(retriever: Any, golden: GoldenSet, metrics: Iterable[str | Metric] | None = None, *,
+                              k: Sequence[int] | None = None, top_k: int | None = None, id_key: Any = None,
+                              concurrency: int = 8, **kwargs: Any) -> EvalReport:
+    """:func:`evaluate_retriever` as a coroutine, at most ``concurrency`` queries in flight."""
+    from relgrade.adapters import aretrieve
+
+    chosen = parse_metrics(metrics, k)
+    run = await aretrieve(retriever, golden, top_k=top_k or _depth(chosen), id_key=id_key, concurrency=concurrency)
+    return evaluate(golden, run, chosen, **kwargs)
+
+
+def _depth(chosen: Sequence[Metric]) -> int:
+    return max([m.k for m in chosen if m.k is not None] + [10])
 
 
 @dataclass(frozen=True)
