@@ -18,7 +18,8 @@ Two modes, each measurement in its own process (so its peak RSS is its own), bes
   plus relgrade on the same run with its lines shuffled (trec_eval's order then has to be computed);
 * ``memory``, in-process from the dict-of-dicts ``{qid: {doc: score}}`` all three accept (docs in random order);
   relgrade also from its own prebuilt ``Qrels``/``Run``, ranx from its prebuilt ``Qrels``/``Run`` with numba warm.
-  relgrade computes no interval here (``ci=False``): the peers compute none.
+  relgrade computes no interval here (``ci=False``): the peers compute none. Each library is imported and run once
+  on a small input before it is timed (numba compiles ranx's functions then).
 
     python benchmarks/metrics_speed.py [--queries 100000] [--depth 100] [--repeat 2] [--mode both|files|memory]
 """
@@ -63,7 +64,7 @@ def make_data(n_queries: int, depth: int, seed: int = 0):
     return qrels, run, order
 
 
-def write_files(folder: Path, n_queries: int, depth: int) -> dict[str, Path]:
+def write_files(folder: Path, n_queries: int, depth: int) -> None:
     import random
 
     qrels, _, order = make_data(n_queries, depth)
@@ -79,7 +80,6 @@ def write_files(folder: Path, n_queries: int, depth: int) -> dict[str, Path]:
             fh.write("".join(block))
     random.Random(0).shuffle(lines)
     paths["shuffled"].write_text("".join(lines))
-    return paths
 
 
 def timed(cmd: list[str], cwd: Path) -> tuple[float, float, str]:
@@ -107,12 +107,16 @@ print(json.dumps(values))
 
 
 def files_mode(folder: Path, repeat: int) -> list[dict]:
-    paths = {k: str(v) for k, v in write_files(folder, ARGS.queries, ARGS.depth).items()}
+    # the files are written by a child process: a process started by this one inherits its peak RSS (Linux keeps
+    # ru_maxrss across fork and exec), so this one stays small
+    subprocess.run([sys.executable, __file__, "--write", str(folder), "--queries", str(ARGS.queries),
+                    "--depth", str(ARGS.depth)], check=True)
+    paths = {name: str(folder / f"{name}.txt") for name in ("qrels", "run", "run_shuffled")}
     ours = [sys.executable, "-m", "relgrade.cli", "evaluate", "--qrels", paths["qrels"], "--metric", ",".join(METRICS),
             "--no-answer", "zero", "--json"]
     commands = {
         "relgrade": ours[:4] + ["--run", paths["run"]] + ours[4:] + [str(folder / "r.json")],
-        "relgrade, shuffled run": ours[:4] + ["--run", paths["shuffled"]] + ours[4:] + [str(folder / "rs.json")],
+        "relgrade, shuffled run": ours[:4] + ["--run", paths["run_shuffled"]] + ours[4:] + [str(folder / "rs.json")],
         "ir_measures": [sys.executable, "-m", "ir_measures", paths["qrels"], paths["run"], IRM],
         "ranx": [sys.executable, "-c", RANX_SCRIPT.format(metrics=RANX), paths["qrels"], paths["run"]],
     }
@@ -129,6 +133,7 @@ def files_mode(folder: Path, repeat: int) -> list[dict]:
             values = {m: report["aggregate"][m]["value"] for m in METRICS}
         elif name == "ir_measures":
             values = {IRM_NAMES[k]: float(v) for k, v in (line.split("\t") for line in out.strip().splitlines())}
+            # (ir_measures prints 4 decimals: its values agree to 5e-5 here, to 1e-15 in the in-process mode)
         else:
             values = dict(zip(METRICS, json.loads(out.strip().splitlines()[-1]).values()))
         results.append({"lib": name, "seconds": seconds, "peak_mb": rss, "values": values})
@@ -137,10 +142,12 @@ def files_mode(folder: Path, repeat: int) -> list[dict]:
 
 def worker(lib: str, n_queries: int, depth: int) -> dict:
     qrels, run, _ = make_data(n_queries, depth)
+    small_q, small_r, _ = make_data(50, 10, seed=1)  # each library imported and warmed up before it is timed
     out: dict = {"lib": lib}
     if lib == "relgrade":
         from relgrade import Qrels, Run, evaluate
 
+        evaluate(small_q, small_r, METRICS, ci=False)
         t = time.perf_counter()
         report = evaluate(qrels, run, METRICS, ci=False)
         out["seconds"] = time.perf_counter() - t
@@ -152,8 +159,7 @@ def worker(lib: str, n_queries: int, depth: int) -> dict:
     elif lib == "ranx":
         from ranx import Qrels, Run, evaluate
 
-        small_q, small_r, _ = make_data(50, 10, seed=1)
-        evaluate(Qrels(small_q), Run(small_r), RANX)  # compile
+        evaluate(Qrels(small_q), Run(small_r), RANX)  # numba compiles
         t = time.perf_counter()
         rq, rr = Qrels(qrels), Run(run)
         t_built = time.perf_counter()
@@ -166,6 +172,7 @@ def worker(lib: str, n_queries: int, depth: int) -> dict:
         import ir_measures
 
         measures = [ir_measures.parse_measure(m) for m in IRM.split()]
+        ir_measures.calc_aggregate(measures, small_q, small_r)
         t = time.perf_counter()
         agg = ir_measures.calc_aggregate(measures, qrels, run)
         out["seconds"] = time.perf_counter() - t
@@ -190,7 +197,7 @@ def memory_mode() -> list[dict]:
 def show(title: str, results: list[dict], base: str = "relgrade") -> None:
     ours = next(r for r in results if r["lib"] == base)
     print(title)
-    print(f"  {'':<24}{'seconds':>9}{'relgrade / this':>17}{'peak RSS MB':>13}")
+    print(f"  {'':<24}{'seconds':>9}{'relgrade / this':>17}" + (f"{'peak RSS MB':>13}" if "peak_mb" in ours else ""))
     for r in results:
         rss = f"{r['peak_mb']:>13.0f}" if "peak_mb" in r else ""
         print(f"  {r['lib']:<24}{r['seconds']:>9.2f}{ours['seconds'] / r['seconds']:>16.2f}x{rss}")
@@ -210,7 +217,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--mode", choices=("both", "files", "memory"), default="both")
     parser.add_argument("--worker")
+    parser.add_argument("--write")
     ARGS = parser.parse_args()
+    if ARGS.write:
+        write_files(Path(ARGS.write), ARGS.queries, ARGS.depth)
+        return
     if ARGS.worker:
         print(json.dumps(worker(ARGS.worker, ARGS.queries, ARGS.depth)))
         return
