@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
-from relgrade.io._columns import Ids, off_rule, ramp, strings, to_numpy
+from relgrade.io._columns import Ids, off_rule, ramp, reader_pool, strings, to_numpy
 from relgrade.io._golden import query_id_for
 from relgrade.io._ids import as_id
 from relgrade.io._qrels import check_trec_ids
@@ -83,7 +83,8 @@ def _fast_jsonl_run(path, data: bytes, name: str) -> Run | None:
     schema = pa.schema([("query_id", pa.string()), ("query", pa.string()), ("results", pa.list_(hit))])
     try:
         table = pj.read_json(pa.BufferReader(data), read_options=pj.ReadOptions(block_size=1 << 26),
-                             parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
+                             parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
+                             memory_pool=reader_pool())
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
     results, qid, query = (table.column(c).combine_chunks() for c in ("results", "query_id", "query"))

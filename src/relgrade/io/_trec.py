@@ -10,13 +10,14 @@ and line of the first problem. So the strict checks and the one-line errors stay
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from relgrade._errors import InputError
-from relgrade.io._columns import Ids, strings, to_numpy
+from relgrade.io._columns import Ids, reader_pool, strings, to_numpy
 from relgrade.io._text import iter_lines
 
 if TYPE_CHECKING:
@@ -53,10 +54,11 @@ def fast_columns(data: bytes, fields: tuple[str, ...], types: dict[str, "pa.Data
                                            escape_char=False, newlines_in_values=False),
             convert_options=csv.ConvertOptions(column_types=types, include_columns=list(types), null_values=[],
                                                strings_can_be_null=False, quoted_strings_can_be_null=False),
+            memory_pool=reader_pool(),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
-    return table.unify_dictionaries()
+    return table.unify_dictionaries(memory_pool=reader_pool())
 
 
 def _plain_bytes(data: bytes, delimiter: str) -> bool:
@@ -79,7 +81,7 @@ def _plain_bytes(data: bytes, delimiter: str) -> bool:
         wide = wide or int(block.max(initial=0)) >= 0x80
     if wide:
         try:
-            data.decode("utf-8")
+            codecs.utf_8_decode(data, "strict", True)
         except UnicodeDecodeError:
             return False
         return not _WIDE_SPACE.search(data)
@@ -101,19 +103,14 @@ def fast_ids(table: "pa.Table", field: str) -> "Ids | None":
 
 
 def repeats_pair(query: "np.ndarray", doc: "np.ndarray", n_queries: int, n_docs: int) -> bool:
-    """Whether a (query code, doc code) pair occurs twice: a table of every pair when it fits in 256 MB, else a sort
-    of the pair keys (32-bit when they fit)."""
+    """Whether a (query code, doc code) pair occurs twice: one in-place sort of the pair keys (32-bit when they fit;
+    as fast as a table of every pair here, with a tenth of the memory)."""
     import numpy as np
 
-    n_pairs = max(n_queries, 1) * max(n_docs, 1)
-    width = np.int32 if n_pairs < 1 << 31 else np.int64
+    width = np.int32 if max(n_queries, 1) * max(n_docs, 1) < 1 << 31 else np.int64
     key = query.astype(width)
     key *= max(n_docs, 1)
     key += doc
-    if n_pairs <= 1 << 28:
-        seen = np.zeros(n_pairs, bool)
-        seen[key] = True
-        return int(np.count_nonzero(seen)) != len(key)
     key.sort()
     return bool((key[1:] == key[:-1]).any())
 

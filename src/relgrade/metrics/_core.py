@@ -36,7 +36,7 @@ class Ranked:
     topics: tuple[str, ...]
     topic: np.ndarray  # int index into topics
     doc_index: Ids  # doc ids of the rows (factorised)
-    score: np.ndarray
+    run_score: np.ndarray  # the run's scores, in the run's row order (see run_row and score)
     rank: np.ndarray  # 0-based rank within its query
     grade: np.ndarray  # int grade, 0 when unjudged
     judged: np.ndarray  # bool
@@ -57,6 +57,11 @@ class Ranked:
         """The doc id of each row (object array, built on first use)."""
         return self.doc_index.values()
 
+    @property
+    def score(self) -> np.ndarray:
+        """The score of each row (built on first use)."""
+        return self.run_score if self.run_row is None else self.run_score[self.run_row]
+
     def top(self, t: int, k: int) -> np.ndarray:
         s = int(self.starts[t])
         codes = self.doc_index.codes[s : s + min(k, int(self.counts[t]))]
@@ -68,30 +73,8 @@ def join(qrels: Qrels, run: Run, *, rel_threshold: int = 1, topics: Sequence[str
     topics = tuple(qrels.topics if topics is None else topics)
     n_topics = len(topics)
     topic_names = strings(topics)
-
-    # the run, in trec_eval order (cached on the run), restricted to the topics
-    order = run.trec_order()
-    of_query = positions(run.query_index.names, topic_names)
-    r_topic = of_query[run.query_index.codes if order is None else run.query_index.codes[order]]
-    r_code = run.doc_index.codes if order is None else run.doc_index.codes[order]
-    r_score = run.score if order is None else run.score[order]
-    in_topics = r_topic >= 0
-    ignored: tuple[str, ...] = ()
-    run_row = order
-    if not in_topics.all():
-        names = run.query_index.name_list()
-        ignored = tuple(sorted(names[i] for i in np.flatnonzero(of_query < 0).tolist()))
-        r_topic, r_code, r_score = r_topic[in_topics], r_code[in_topics], r_score[in_topics]
-        run_row = np.flatnonzero(in_topics) if order is None else order[in_topics]
-    n_run = len(r_code)
-    n_docs = max(run.doc_index.n_names, 1)
-
-    counts = np.bincount(r_topic, minlength=n_topics)
-    starts = np.zeros(n_topics, np.int64)
-    if n_run:
-        first = np.flatnonzero(np.concatenate([[True], r_topic[1:] != r_topic[:-1]]))
-        starts[r_topic[first]] = first
-    rank = np.arange(n_run) - starts[r_topic] if n_run else np.zeros(0, np.int64)
+    r_topic, r_code, run_row, ignored = _rows(run, topic_names)
+    starts, counts, rank = _blocks(r_topic, n_topics)
 
     # the labels of the topics, their docs coded as the run's (-1: never retrieved)
     labels = qrels.columns
@@ -99,27 +82,7 @@ def join(qrels: Qrels, run: Run, *, rel_threshold: int = 1, topics: Sequence[str
     keep = q_topic >= 0
     q_topic, q_grade, q_doc = q_topic[keep], labels.grade[keep], labels.doc.take(keep)
     q_code = positions(q_doc.names, run.doc_index.names)[q_doc.codes]
-
-    # grades: rows keyed (topic, doc); a table of every key when it fits in 256 MB, else a sorted-key join
-    grade = np.zeros(n_run, np.int64)
-    judged = np.zeros(n_run, bool)
-    retrieved = q_code >= 0
-    if n_run and retrieved.any():
-        q_key = q_topic[retrieved].astype(np.int64) * n_docs + q_code[retrieved]
-        q_val = q_grade[retrieved]
-        r_key = r_topic * n_docs + r_code
-        if n_topics * n_docs <= 1 << 28 and q_val.min() > -128 and q_val.max() < 128:
-            table = np.full(n_topics * n_docs, -128, np.int8)
-            table[q_key] = q_val
-            found = table[r_key]
-            judged = found != -128
-            grade[judged] = found[judged]
-        else:
-            key_order = np.argsort(q_key)
-            q_key, q_val = q_key[key_order], q_val[key_order]
-            pos = np.minimum(np.searchsorted(q_key, r_key), len(q_key) - 1)
-            judged = q_key[pos] == r_key
-            grade[judged] = q_val[pos[judged]]
+    grade, judged = _grades(r_topic, r_code, q_topic, q_grade, q_code, n_topics, max(run.doc_index.n_names, 1))
 
     n_relevant = np.bincount(q_topic[q_grade >= rel_threshold], minlength=n_topics)
     gains = np.maximum(q_grade, 0)
@@ -135,11 +98,72 @@ def join(qrels: Qrels, run: Run, *, rel_threshold: int = 1, topics: Sequence[str
     ideal_rank = np.arange(len(ideal_topic)) - q_starts[ideal_topic] if len(ideal_topic) else np.zeros(0, np.int64)
 
     return Ranked(
-        topics=topics, topic=r_topic, doc_index=Ids(r_code, run.doc_index.names), score=r_score, rank=rank,
+        topics=topics, topic=r_topic, doc_index=Ids(r_code, run.doc_index.names), run_score=run.score, rank=rank,
         grade=grade, judged=judged, starts=starts, counts=counts, n_relevant=n_relevant, ideal_gains=ideal_gains,
         ideal_topic=ideal_topic, ideal_rank=ideal_rank, ignored_queries=ignored, label_topic=q_topic, label_doc=q_doc,
         label_grade=q_grade, run_row=run_row,
     )
+
+
+def _rows(run: Run, topic_names) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, tuple[str, ...]]:
+    """The run's rows in trec_eval order (cached on the run) that belong to a topic: ``(topic index, doc code,
+    run row or None, ignored run queries)``. Arrays are 32-bit: memory, not arithmetic, is what a 10M-row run costs."""
+    order = run.trec_order()
+    of_query = positions(run.query_index.names, topic_names).astype(np.int32)
+    r_topic = of_query[run.query_index.codes if order is None else run.query_index.codes[order]]
+    r_code = run.doc_index.codes if order is None else run.doc_index.codes[order]
+    outside = np.flatnonzero(of_query < 0)
+    if not len(outside):
+        return r_topic, r_code, order, ()
+    names = run.query_index.name_list()
+    keep = r_topic >= 0
+    run_row = np.flatnonzero(keep) if order is None else order[keep]
+    return r_topic[keep], r_code[keep], run_row, tuple(sorted(names[i] for i in outside.tolist()))
+
+
+def _blocks(topic: np.ndarray, n_topics: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(starts, counts)`` of each topic's block of rows and each row's 0-based rank in its block."""
+    starts, counts = np.zeros(n_topics, np.int64), np.zeros(n_topics, np.int64)
+    n = len(topic)
+    if not n:
+        return starts, counts, np.zeros(0, np.int32)
+    first = np.flatnonzero(np.concatenate([[True], topic[1:] != topic[:-1]]))
+    lengths = np.diff(np.append(first, n))
+    starts[topic[first]], counts[topic[first]] = first, lengths
+    rank = np.ones(n, np.int32 if n < 2**31 else np.int64)  # +1 per row, back to 0 at each block: a cumsum
+    rank[0] = 0
+    rank[first[1:]] = 1 - lengths[:-1]
+    return starts, counts, np.cumsum(rank, out=rank)
+
+
+def _grades(r_topic, r_code, q_topic, q_grade, q_code, n_topics: int, n_docs: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(grade, judged)`` of each row: rows keyed (topic, doc); a table of every key when it fits in 256 MB, else
+    a sorted-key join."""
+    n = len(r_code)
+    retrieved = q_code >= 0
+    if not n or not retrieved.any():
+        return np.zeros(n, np.int8), np.zeros(n, bool)
+    width = np.int32 if n_topics * n_docs < 2**31 else np.int64
+    q_key = q_topic[retrieved].astype(width) * n_docs + q_code[retrieved]
+    q_val = q_grade[retrieved]
+    r_key = r_topic.astype(width)
+    r_key *= n_docs
+    r_key += r_code
+    if n_topics * n_docs <= 1 << 28 and q_val.min() > -128 and q_val.max() < 128:
+        table = np.full(n_topics * n_docs, -128, np.int8)
+        table[q_key] = q_val
+        grade = table[r_key]
+        del table
+        judged = grade != -128
+        grade[~judged] = 0
+        return grade, judged
+    key_order = np.argsort(q_key)
+    q_key, q_val = q_key[key_order], q_val[key_order]
+    pos = np.minimum(np.searchsorted(q_key, r_key), len(q_key) - 1)
+    judged = q_key[pos] == r_key
+    grade = np.zeros(n, q_val.dtype)
+    grade[judged] = q_val[pos[judged]]
+    return grade, judged
 
 
 def _trec_order(topic: np.ndarray, score: np.ndarray, code: np.ndarray, n_topics: int, n_docs: int) -> np.ndarray:
