@@ -44,7 +44,9 @@ def trec_order(group: "np.ndarray", score: "np.ndarray", doc: "np.ndarray",
     same = group[1:] == group[:-1]
     order = None
     if (group[1:] < group[:-1]).any() or ((s[1:] > s[:-1]) & same).any():
-        key = (group.astype(np.uint64) << np.uint64(32)) | _descending32(s)
+        key = group.astype(np.uint64)
+        key <<= np.uint64(32)
+        key |= _descending32(s)
         order = np.argsort(key, kind="stable")
         ordered = key[order]
         tied = ordered[1:] == ordered[:-1]
@@ -79,12 +81,16 @@ def _order_ties(order: "np.ndarray | None", tied: "np.ndarray", doc: "np.ndarray
 
 
 def _descending32(s: "np.ndarray") -> "np.ndarray":
-    """uint64 keys that sort float32 scores descending (IEEE bits made monotone, then reversed)."""
+    """uint32 keys that sort float32 scores descending: the IEEE bits made monotone (negatives' bits inverted,
+    positives' sign bit set), then inverted."""
     import numpy as np
 
     bits = s.view(np.uint32)
-    monotone = np.where(bits & np.uint32(0x80000000), ~bits, bits | np.uint32(0x80000000))
-    return (np.uint32(0xFFFFFFFF) - monotone).astype(np.uint64)
+    key = ~bits
+    key &= np.uint32(0x7FFFFFFF)  # a positive score: ~(bits | sign) = ~bits without the sign bit
+    negative = np.flatnonzero(bits >= np.uint32(0x80000000))
+    key[negative] = bits[negative]  # a negative score: ~(~bits) = bits
+    return key
 
 
 def byte_ranks(names: "pa.Array | None", codes: "np.ndarray | None" = None) -> "np.ndarray":

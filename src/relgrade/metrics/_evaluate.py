@@ -15,6 +15,7 @@ import numpy as np
 
 from relgrade._errors import InputError
 from relgrade.io import GoldenSet, Qrels, Run
+from relgrade.io._columns import paused_gc
 from relgrade.metrics._core import compute, join
 from relgrade.metrics._measures import Metric, parse_metric, parse_metrics
 from relgrade.metrics._settings import (
@@ -121,7 +122,8 @@ def evaluate(
     aggregate = estimates({name: v[included] for name, v in values.items()}, n_boot=n_boot, seed=seed, ci=ci)
     names = list(values)
     rows = np.column_stack([values[name][included] for name in names]).tolist() if names else [[]] * len(included)
-    per_query = dict(zip([topics[t] for t in included.tolist()], (dict(zip(names, r)) for r in rows)))
+    with paused_gc():  # a dict per query, no cycle
+        per_query = dict(zip([topics[t] for t in included.tolist()], (dict(zip(names, r)) for r in rows)))
     texts = {**qrels.queries, **run.queries}
     failures = failure_rows(ranked, texts, np.flatnonzero(include & answerable), failure_k, rel_threshold)
     cut = leak_k or max((m.k for m in chosen if m.k is not None), default=10)

@@ -14,7 +14,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from relgrade.io._columns import from_numpy, repeat_string, take
+from relgrade.io._columns import repeat_string, strings, take
 from relgrade.io._order import byte_ranks
 
 _LOW = "[\\x00-\\x09]"
@@ -37,7 +37,6 @@ def content_sha256(labels: Any, forbidden: Any, topics: Iterable[str]) -> str:
 def _label_lines(columns: Any, h: "hashlib._Hash") -> bool:
     """Hash the ``L`` lines from the columns; False (nothing hashed) when an id holds a character <= TAB."""
     import numpy as np
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     query, doc = columns.query, columns.doc
@@ -49,11 +48,11 @@ def _label_lines(columns: Any, h: "hashlib._Hash") -> bool:
     q_rank = byte_ranks(query.names)[query.codes]
     d_rank = byte_ranks(doc.names)[doc.codes]
     order = np.argsort(q_rank * max(len(doc.names), 1) + d_rank)
+    grades, grade_of = np.unique(columns.grade[order], return_inverse=True)  # "2\n" made once per distinct grade
+    ends = strings([f"{g}\n" for g in grades.tolist()])
     n = len(order)
-    lines = pc.binary_join_element_wise(
-        repeat_string("L", n), take(query.names, query.codes[order]), take(doc.names, doc.codes[order]),
-        pc.cast(from_numpy(columns.grade[order]), pa.string()), repeat_string("\t", n))
-    lines = pc.binary_join_element_wise(lines, repeat_string("", n), repeat_string("\n", n))
+    lines = pc.binary_join_element_wise(repeat_string("L", n), take(query.names, query.codes[order]),
+                                        take(doc.names, doc.codes[order]), take(ends, grade_of), repeat_string("\t", n))
     offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)[lines.offset: lines.offset + len(lines) + 1]
     h.update(memoryview(lines.buffers()[2])[int(offsets[0]): int(offsets[-1])])
     return True

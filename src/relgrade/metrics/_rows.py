@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from relgrade.io import Qrels, Run
-from relgrade.io._columns import ramp, take
+from relgrade.io._columns import paused_gc, ramp, take
 from relgrade.io._order import byte_ranks
 from relgrade.metrics._core import Ranked
 
@@ -49,8 +49,9 @@ def failure_rows(ranked: Ranked, texts: Mapping[str, str], included: np.ndarray,
     expected = take(ranked.label_doc.names, doc[order]).to_pylist()
     n_expected = np.bincount(topic, minlength=n)[fail]
     qids = [ranked.topics[t] for t in fail.tolist()]
-    return [{"query_id": q, "query": texts.get(q), "expected": e, "got": g}
-            for q, e, g in zip(qids, _split(expected, n_expected), _split(got, n_got))]
+    with paused_gc():  # a dict and two lists per failed query: no cycle among them
+        return [{"query_id": q, "query": texts.get(q), "expected": e, "got": g}
+                for q, e, g in zip(qids, _split(expected, n_expected), _split(got, n_got))]
 
 
 def leak_rows(ranked: Ranked, qrels: Qrels, texts: Mapping[str, str], k: int) -> list[dict[str, Any]]:
