@@ -1,7 +1,7 @@
 """Metrics speed: relgrade vs ir_measures (pytrec_eval, C) vs ranx (numba), whole processes from files and in-process,
 on the same data, in one run.
 
-Data (generated, no download): ``--queries`` queries (100k) x about ``--depth`` retrieved docs (100; 10M run lines),
+Data (generated, no download): ``--queries`` queries (100k) x ``--depth`` retrieved docs (100; 10M run lines),
 20 judged docs per query (16 of them retrieved), grades 0-3; four metrics: recall@5 (Success@5, hit_rate@5),
 precision@10, MRR, nDCG@10. Scores are distinct within a query even in float32, so no library's tie-breaking can
 differ; values are cross-checked between the libraries.
@@ -46,12 +46,11 @@ def make_data(n_queries: int, depth: int, seed: int = 0):
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    docs = rng.integers(0, 10 * depth, size=(n_queries, depth))
     frac = np.round(rng.random((n_queries, depth)) * 0.5, 6)
     grades = rng.integers(0, 4, size=(n_queries, 20))
     qrels, run, order = {}, {}, {}
     for q in range(n_queries):
-        ids = [f"d{d}" for d in dict.fromkeys(docs[q].tolist())]
+        ids = [f"d{d}" for d in rng.choice(10 * depth, size=depth, replace=False).tolist()]
         n = len(ids)
         scores = [n - i + f for i, f in enumerate(frac[q, :n].tolist())]  # distinct integer parts: no tie
         qid = f"q{q}"
