@@ -22,6 +22,7 @@ Two modes, each measurement in its own process (so its peak RSS is its own), bes
   on a small input before it is timed (numba compiles ranx's functions then).
 
     python benchmarks/metrics_speed.py [--queries 100000] [--depth 100] [--repeat 2] [--mode both|files|memory]
+                                       [--libs relgrade,ir_measures,ranx]
 """
 
 from __future__ import annotations
@@ -121,6 +122,8 @@ def files_mode(folder: Path, repeat: int) -> list[dict]:
     }
     results = []
     for name, cmd in commands.items():
+        if name.split(",")[0] not in ARGS.libs:
+            continue
         best = None
         for _ in range(repeat):
             seconds, rss, out = timed(cmd, folder)
@@ -181,7 +184,7 @@ def worker(lib: str, n_queries: int, depth: int) -> dict:
 
 def memory_mode() -> list[dict]:
     results = []
-    for lib in ("relgrade", "ir_measures", "ranx"):
+    for lib in [lib for lib in ("relgrade", "ir_measures", "ranx") if lib in ARGS.libs]:
         best = None
         for _ in range(ARGS.repeat):
             proc = subprocess.run([sys.executable, __file__, "--worker", lib, "--queries", str(ARGS.queries),
@@ -215,9 +218,12 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--mode", choices=("both", "files", "memory"), default="both")
+    parser.add_argument("--libs", default="relgrade,ir_measures,ranx", type=lambda text: text.split(","),
+                        help="the libraries to run (comma-separated; relgrade always)")
     parser.add_argument("--worker")
     parser.add_argument("--write")
     ARGS = parser.parse_args()
+    ARGS.libs = ["relgrade", *ARGS.libs]
     if ARGS.write:
         write_files(Path(ARGS.write), ARGS.queries, ARGS.depth)
         return

@@ -28,13 +28,14 @@ def trec_score(score: "np.ndarray") -> "np.ndarray":
     return single
 
 
-def trec_order(group: "np.ndarray", score: "np.ndarray", doc: "np.ndarray",
-               doc_names: "pa.Array | None") -> "np.ndarray | None":
+def trec_order(group: "np.ndarray", score: "np.ndarray", doc: "np.ndarray", doc_names: "pa.Array | None", *,
+               stable: bool = False) -> "np.ndarray | None":
     """The permutation putting rows in trec_eval order, or None when they are in it already.
 
     ``group``: the query code of each row (rows of one query end up together, queries by ascending code);
     ``score``: the scores (compared in float32, :func:`trec_score`); ``doc``: doc codes into ``doc_names``
-    (None: the codes are in byte order of the ids already).
+    (None: the codes are in byte order of the ids already). Rows equal in all three (a document listed twice with
+    one score, which a run cannot hold) keep their order only with ``stable`` (a sort twice as slow).
     """
     import numpy as np
 
@@ -47,7 +48,7 @@ def trec_order(group: "np.ndarray", score: "np.ndarray", doc: "np.ndarray",
         key = group.astype(np.uint64)
         key <<= np.uint64(32)
         key |= _descending32(s)
-        order = np.argsort(key, kind="stable")
+        order = np.argsort(key, kind="stable" if stable else None)
         ordered = key[order]
         tied = ordered[1:] == ordered[:-1]
     else:  # by query and score already: only ties may need their doc order
@@ -71,7 +72,7 @@ def _order_ties(order: "np.ndarray | None", tied: "np.ndarray", doc: "np.ndarray
     descending = len(distinct) - 1 - byte_ranks(doc_names, distinct)[inverse]
     same_run = (np.diff(positions) == 1) & tied[positions[:-1]]
     run = np.cumsum(np.concatenate([[1], ~same_run]), dtype=np.int64)
-    moved = np.argsort(run * len(distinct) + descending, kind="stable")
+    moved = np.argsort(run * len(distinct) + descending, kind="stable")  # stable: equal rows keep the sort's order
     if order is None:
         if (moved == np.arange(len(moved))).all():
             return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,13 +35,9 @@ class LabelColumns:
     def from_mapping(cls, labels: Mapping[Any, Mapping[Any, Any]]) -> "LabelColumns":
         import numpy as np
 
-        docs: list[Any] = []
-        grades: list[Any] = []
-        sizes: list[int] = []
-        for doc_grades in labels.values():
-            sizes.append(len(doc_grades))
-            docs.extend(doc_grades)
-            grades.extend(doc_grades.values())
+        docs = list(chain.from_iterable(labels.values()))
+        grades = list(chain.from_iterable(d.values() for d in labels.values()))
+        sizes = list(map(len, labels.values()))
         query = Ids.from_values(list(labels), "query_id")
         column = np.array(grades)
         if column.dtype.kind not in "iub":

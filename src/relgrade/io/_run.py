@@ -12,6 +12,7 @@ float64. ``query_id`` and ``doc_id`` (one Python string per row) are built only 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from relgrade._errors import InputError
@@ -69,24 +70,27 @@ class Run:
         """From ``{qid: {doc_id: score}}`` (trec_eval semantics) or ``{qid: [doc_id, ...]}`` (rank order)."""
         import numpy as np
 
-        ds: list[Any] = []
-        ss: list[float] = []
-        sizes: list[int] = []
-        qids = list(run)
-        for q, docs in run.items():
-            sizes.append(len(docs))
-            if isinstance(docs, Mapping):
-                ds.extend(docs)
-                ss.extend(docs.values())
-            else:
-                if len(set(docs)) != len(docs):
-                    raise InputError(f"query {q!r} lists a document twice; each document once per query")
-                ds.extend(docs)
-                ss.extend(range(len(docs), 0, -1))
-        query = Ids.from_values(qids, "query_id")
+        if all(type(docs) is dict for docs in run.values()):  # the usual shape, flattened at C speed
+            ds = list(chain.from_iterable(run.values()))
+            ss = np.fromiter(chain.from_iterable(map(dict.values, run.values())), np.float64, len(ds))
+            sizes = list(map(len, run.values()))
+        else:
+            ds, scores, sizes = [], [], []
+            for q, docs in run.items():
+                sizes.append(len(docs))
+                if isinstance(docs, Mapping):
+                    ds.extend(docs)
+                    scores.extend(docs.values())
+                else:
+                    if len(set(docs)) != len(docs):
+                        raise InputError(f"query {q!r} lists a document twice; each document once per query")
+                    ds.extend(docs)
+                    scores.extend(range(len(docs), 0, -1))
+            ss = np.array(scores, dtype=np.float64)
+        query = Ids.from_values(list(run), "query_id")
         query = Ids(np.repeat(query.codes, sizes), query.names, rewritten=query.rewritten)
         docs = Ids.from_values(ds, "doc_id")
-        made = cls(query, docs, np.array(ss, dtype=np.float64), **kwargs)
+        made = cls(query, docs, ss, **kwargs)
         if query.rewritten or docs.rewritten:
             made.check_unique()  # keys that the id rule made equal ('d1' and ' d1')
         return made

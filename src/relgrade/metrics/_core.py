@@ -169,7 +169,7 @@ def _grades(r_topic, r_code, q_topic, q_grade, q_code, n_topics: int, n_docs: in
 def _trec_order(topic: np.ndarray, score: np.ndarray, code: np.ndarray, n_topics: int, n_docs: int) -> np.ndarray:
     """Row order by (topic asc, score desc in float32, doc code desc) for doc codes already in byte order of their
     ids (:func:`relgrade.io._order.trec_order`); ``n_topics`` and ``n_docs`` are accepted for compatibility."""
-    order = trec_order(np.asarray(topic), np.asarray(score), np.asarray(code), None)
+    order = trec_order(np.asarray(topic), np.asarray(score), np.asarray(code), None, stable=True)
     return np.arange(len(topic)) if order is None else order
 
 
