@@ -34,11 +34,12 @@ def read_run(path: str | Path, *, name: str | None = None) -> Run:
     data = read_bytes(path, what="run file")
     label = name or Path(path).stem
     kind = sniff_bytes(path, data)
-    if kind == "jsonl":
-        return _fast_jsonl_run(path, data, label) or _read_jsonl_run(path, read_text(path, what="run file", data=data), label)
-    if kind == "json":
-        return _read_jsonl_run(path, read_text(path, what="run file", data=data), label)
-    return _fast_trec_run(path, data, label) or _read_trec_run(path, read_text(path, what="run file", data=data), label)
+    fast = _fast_jsonl_run if kind == "jsonl" else _fast_trec_run if kind not in {"json", "jsonl"} else None
+    run = fast(path, data, label) if fast is not None else None
+    if run is not None:
+        return run
+    text = read_text(path, what="run file", data=data)
+    return _read_jsonl_run(path, text, label) if kind in {"json", "jsonl"} else _read_trec_run(path, text, label)
 
 
 def _fast_trec_run(path, data: bytes, name: str) -> Run | None:
@@ -91,13 +92,14 @@ def _fast_jsonl_run(path, data: bytes, name: str) -> Run | None:
     if results.null_count or not len(qid):
         return None
     if qid.null_count or pc.any(pc.match_substring_regex(qid, "^$")).as_py():  # no query_id: derive it
-        texts_ = query.to_pylist()
-        ids_ = qid.to_pylist()
-        if any(not q and not (isinstance(t, str) and t.strip()) for q, t in zip(ids_, texts_)):
+        query_ids, query_texts = qid.to_pylist(), query.to_pylist()
+        if any(not q and not (isinstance(t, str) and t.strip()) for q, t in zip(query_ids, query_texts)):
             return None
-        qid = strings([q or query_id_for(t) for q, t in zip(ids_, texts_)])
+        qid = strings([q or query_id_for(t) for q, t in zip(query_ids, query_texts)])
     hits = results.flatten()
-    doc, given = hits.field("doc_id"), hits.field("score")
+    if hits.null_count:
+        return None
+    doc, given, texts = hits.flatten()
     scores = to_numpy(given).copy()
     scores[to_numpy(pc.indices_nonzero(pc.is_null(given)))] = np.nan
     if doc.null_count or np.isinf(scores).any() or np.isnan(scores).sum() != given.null_count:
@@ -109,9 +111,8 @@ def _fast_jsonl_run(path, data: bytes, name: str) -> Run | None:
     rows = Ids(np.repeat(queries.codes, sizes), queries.names)
     if repeats_pair(rows.codes, docs.codes, rows.n_names, docs.n_names):
         return None
-    texts = hits.field("text")
     with_text = pc.is_valid(texts)
-    text_of = dict(zip(doc.filter(with_text).to_pylist(), texts.filter(with_text).to_pylist())) if texts.null_count < len(texts) else {}
+    text_of = dict(zip(doc.filter(with_text).to_pylist(), texts.filter(with_text).to_pylist()))
     with_query = pc.is_valid(query)
     query_of = dict(zip(qid.filter(with_query).to_pylist(), query.filter(with_query).to_pylist()))
     return Run(rows, docs, (np.repeat(sizes, sizes) - ramp(sizes)).astype(np.float64), given_score=scores,
