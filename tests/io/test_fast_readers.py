@@ -173,3 +173,21 @@ def test_invalid_jsonl_runs_fail_in_one_line(tmp_path, line, words):
     with pytest.raises(InputError) as err:
         read_run(path)
     assert f"{path}:" in str(err.value) and words in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("pyarrow_converter", [False, True])
+def test_both_string_converters_agree(monkeypatch, pyarrow_converter):
+    """``strings`` builds the array from its buffers, or with pyarrow's converter when pandas is loaded anyway."""
+    import sys
+
+    from relgrade.io._columns import strings
+
+    if pyarrow_converter:
+        import pandas  # noqa: F401
+    else:
+        monkeypatch.delitem(sys.modules, "pandas", raising=False)
+    values = ["a", "", "déjà vu", "東京", "NA", " x "]
+    assert strings(values).to_pylist() == values
+    for bad, error in ((["a", 1], TypeError), (["a", None], TypeError), (["\ud800"], UnicodeEncodeError)):
+        with pytest.raises(error):
+            strings(bad)

@@ -197,10 +197,21 @@ def from_numpy(values: "np.ndarray") -> "pa.Array":
 
 def strings(values: "Sequence[str]") -> "pa.Array":
     """A pyarrow string array of Python strings (TypeError for a non-string, UnicodeEncodeError for a lone
-    surrogate)."""
+    surrogate). pyarrow's own converter is twice as fast but imports pandas (0.3 s) on its first use: it is taken
+    when pandas is loaded already or the list is long enough (4M strings) to pay for the import."""
+    import sys
+
     import numpy as np
     import pyarrow as pa
 
+    if len(values) > 1 << 22 or "pandas" in sys.modules:
+        try:
+            array = pa.array(values, type=pa.string())
+        except (pa.ArrowTypeError, pa.ArrowInvalid) as exc:
+            raise TypeError(str(exc)) from None
+        if array.null_count:
+            raise TypeError("None is not a string")
+        return array
     joined = "".join(values)
     data = joined.encode("utf-8")
     sizes = map(len, values) if len(data) == len(joined) else (len(v.encode("utf-8")) for v in values)
