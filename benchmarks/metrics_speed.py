@@ -17,8 +17,9 @@ the libraries take turns:
       python -c "ranx: Qrels.from_file, Run.from_file, evaluate"
 
   plus relgrade on the same run with its lines shuffled (trec_eval's order then has to be computed);
-* ``memory``, in-process from the dict-of-dicts ``{qid: {doc: score}}`` all three accept (docs in random order);
-  relgrade also from its own prebuilt ``Qrels``/``Run``, ranx from its prebuilt ``Qrels``/``Run`` with numba warm.
+* ``memory``, in-process from the dict-of-dicts ``{qid: {doc: score}}`` all three accept (docs in random order),
+  the three libraries in one process on one copy of the data, taking turns; relgrade also from its own prebuilt
+  ``Qrels``/``Run``, ranx from its prebuilt ``Qrels``/``Run`` with numba warm.
   relgrade computes no interval here (``ci=False``): the peers compute none. Each library is imported and run once
   on a small input before it is timed (numba compiles ranx's functions then).
 
@@ -143,59 +144,79 @@ def files_mode(folder: Path, repeat: int) -> list[dict]:
     return results
 
 
-def worker(lib: str, n_queries: int, depth: int) -> dict:
-    qrels, run, _ = make_data(n_queries, depth)
-    small_q, small_r, _ = make_data(50, 10, seed=1)  # each library imported and warmed up before it is timed
-    out: dict = {"lib": lib}
+def _timers(lib: str, qrels: dict, run: dict):
+    """``(timed call from the dicts, timed call from prebuilt objects or None)`` of ``lib``, warmed up: each
+    returns ``(seconds, values)`` and builds its prebuilt objects outside the timing."""
+    small_q, small_r, _ = make_data(50, 10, seed=1)
     if lib == "relgrade":
         from relgrade import Qrels, Run, evaluate
 
         evaluate(small_q, small_r, METRICS, ci=False)
-        t = time.perf_counter()
-        report = evaluate(qrels, run, METRICS, ci=False)
-        out["seconds"] = time.perf_counter() - t
-        out["values"] = {k: v.value for k, v in report.aggregate.items()}
-        own_q, own_r = Qrels(qrels), Run.from_dict(run)
-        t = time.perf_counter()
-        evaluate(own_q, own_r, METRICS, ci=False)
-        out["seconds_prebuilt"] = time.perf_counter() - t
-    elif lib == "ranx":
+
+        def prebuilt():
+            own_q, own_r = Qrels(qrels), Run.from_dict(run)
+            return _time(lambda: evaluate(own_q, own_r, METRICS, ci=False))[0], None
+
+        def from_dicts():
+            seconds, report = _time(lambda: evaluate(qrels, run, METRICS, ci=False))
+            return seconds, {k: v.value for k, v in report.aggregate.items()}
+
+        return from_dicts, prebuilt
+    if lib == "ranx":
         from ranx import Qrels, Run, evaluate
 
         evaluate(Qrels(small_q), Run(small_r), RANX)  # numba compiles
-        t = time.perf_counter()
-        rq, rr = Qrels(qrels), Run(run)
-        t_built = time.perf_counter()
-        values = evaluate(rq, rr, RANX)
-        t_end = time.perf_counter()
-        out["seconds"] = t_end - t
-        out["seconds_prebuilt"] = t_end - t_built
-        out["values"] = dict(zip(METRICS, values.values()))
-    elif lib == "ir_measures":
-        import ir_measures
 
-        measures = [ir_measures.parse_measure(m) for m in IRM.split()]
-        ir_measures.calc_aggregate(measures, small_q, small_r)
-        t = time.perf_counter()
-        agg = ir_measures.calc_aggregate(measures, qrels, run)
-        out["seconds"] = time.perf_counter() - t
-        out["values"] = {IRM_NAMES[str(m)]: agg[m] for m in measures}
-    return out
+        def prebuilt():
+            rq, rr = Qrels(qrels), Run(run)
+            return _time(lambda: evaluate(rq, rr, RANX))[0], None
+
+        def from_dicts_ranx():
+            seconds, values = _time(lambda: evaluate(Qrels(qrels), Run(run), RANX))
+            return seconds, dict(zip(METRICS, values.values()))
+
+        return from_dicts_ranx, prebuilt
+    import ir_measures
+
+    measures = [ir_measures.parse_measure(m) for m in IRM.split()]
+    ir_measures.calc_aggregate(measures, small_q, small_r)
+
+    def from_dicts():
+        seconds, agg = _time(lambda: ir_measures.calc_aggregate(measures, qrels, run))
+        return seconds, {IRM_NAMES[str(m)]: agg[m] for m in measures}
+
+    return from_dicts, None
+
+
+def _time(call):
+    t = time.perf_counter()
+    value = call()
+    return time.perf_counter() - t, value
+
+
+def worker(libs: list[str], n_queries: int, depth: int, repeat: int) -> list[dict]:
+    """Every library in one process on one copy of the data, in turns, best of ``repeat``: a busy minute on the
+    shared machine cannot favour one of them."""
+    qrels, run, _ = make_data(n_queries, depth)
+    timers = {lib: _timers(lib, qrels, run) for lib in libs}
+    best: dict[str, dict] = {lib: {"lib": lib} for lib in libs}
+    for _ in range(repeat):
+        for lib, (from_dicts, prebuilt) in timers.items():
+            seconds, values = from_dicts()
+            out = best[lib]
+            out["seconds"], out["values"] = min(seconds, out.get("seconds", seconds)), values
+            if prebuilt is not None:
+                seconds = prebuilt()[0]
+                out["seconds_prebuilt"] = min(seconds, out.get("seconds_prebuilt", seconds))
+    return [best[lib] for lib in libs]
 
 
 def memory_mode() -> list[dict]:
     libs = [lib for lib in ("relgrade", "ir_measures", "ranx") if lib in ARGS.libs]
-    best: dict[str, dict] = {}
-    for _ in range(ARGS.repeat):  # in turns, as in the files mode
-        for lib in libs:
-            proc = subprocess.run([sys.executable, __file__, "--worker", lib, "--queries", str(ARGS.queries),
-                                   "--depth", str(ARGS.depth)], capture_output=True, text=True, check=True)
-            r = json.loads(proc.stdout.strip().splitlines()[-1])
-            for key in ("seconds", "seconds_prebuilt"):  # best of each timing
-                if key in r and key in best.get(lib, {}):
-                    r[key] = min(r[key], best[lib][key])
-            best[lib] = r
-    return [best[lib] for lib in libs]
+    proc = subprocess.run([sys.executable, __file__, "--worker", ",".join(libs), "--queries", str(ARGS.queries),
+                           "--depth", str(ARGS.depth), "--repeat", str(ARGS.repeat)],
+                          capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def show(title: str, results: list[dict], base: str = "relgrade") -> None:
@@ -230,7 +251,7 @@ def main() -> None:
         write_files(Path(ARGS.write), ARGS.queries, ARGS.depth)
         return
     if ARGS.worker:
-        print(json.dumps(worker(ARGS.worker, ARGS.queries, ARGS.depth)))
+        print(json.dumps(worker(ARGS.worker.split(","), ARGS.queries, ARGS.depth, ARGS.repeat)))
         return
     print(f"{ARGS.queries} queries x {ARGS.depth} retrieved docs, 20 judged per query; metrics "
           f"{' '.join(METRICS)}; best of {ARGS.repeat}")

@@ -17,9 +17,6 @@ from typing import Any
 from relgrade.io._columns import repeat_string, strings, take
 from relgrade.io._order import byte_ranks
 
-_LOW = "[\\x00-\\x09]"
-
-
 def content_sha256(labels: Any, forbidden: Any, topics: Iterable[str]) -> str:
     """SHA-256 of the sorted content lines (module docstring) of a Qrels' ``labels`` mapping, or of its columns
     when ``labels`` is a :class:`relgrade.io._qrels.LabelColumns`."""
@@ -34,6 +31,19 @@ def content_sha256(labels: Any, forbidden: Any, topics: Iterable[str]) -> str:
     return h.hexdigest()
 
 
+def _low_byte(names: Any) -> bool:
+    """Whether an id holds a character at or below TAB (a byte <= 9 of its UTF-8: no multi-byte character has one)."""
+    import numpy as np
+    import pyarrow as pa
+
+    if not len(names):
+        return False
+    width = np.int64 if pa.types.is_large_string(names.type) else np.int32
+    offsets = np.frombuffer(names.buffers()[1], dtype=width)[names.offset: names.offset + len(names) + 1]
+    data = np.frombuffer(names.buffers()[2], np.uint8)[int(offsets[0]): int(offsets[-1])]
+    return bool((data <= 9).any())
+
+
 def _label_lines(columns: Any, h: "hashlib._Hash") -> bool:
     """Hash the ``L`` lines from the columns; False (nothing hashed) when an id holds a character <= TAB."""
     import numpy as np
@@ -42,14 +52,18 @@ def _label_lines(columns: Any, h: "hashlib._Hash") -> bool:
     query, doc = columns.query, columns.doc
     if not len(columns.grade):
         return True
-    for names in (query.names, doc.names):
-        if pc.any(pc.match_substring_regex(names, _LOW)).as_py():
-            return False
+    if _low_byte(query.names) or _low_byte(doc.names):
+        return False
     q_rank = byte_ranks(query.names)[query.codes]
     d_rank = byte_ranks(doc.names)[doc.codes]
     order = np.argsort(q_rank * max(len(doc.names), 1) + d_rank)
-    grades, grade_of = np.unique(columns.grade[order], return_inverse=True)  # "2\n" made once per distinct grade
-    ends = strings([f"{g}\n" for g in grades.tolist()])
+    grade = columns.grade[order]
+    low, high = int(grade.min()), int(grade.max())
+    if high - low < 1 << 16:  # "2\n" made once per grade of the range
+        ends, grade_of = strings([f"{g}\n" for g in range(low, high + 1)]), grade - low
+    else:
+        distinct, grade_of = np.unique(grade, return_inverse=True)
+        ends = strings([f"{g}\n" for g in distinct.tolist()])
     n = len(order)
     lines = pc.binary_join_element_wise(repeat_string("L", n), take(query.names, query.codes[order]),
                                         take(doc.names, doc.codes[order]), take(ends, grade_of), repeat_string("\t", n))
