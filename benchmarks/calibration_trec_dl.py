@@ -87,7 +87,7 @@ def timing(judge, human, n_boot=200):
     from sklearn.metrics import cohen_kappa_score
 
     from relgrade.calibration import _stats as S
-    from relgrade.calibration._agreement import align
+    from relgrade.calibration._pairs import align
 
     pairs = align(judge, human, (0, 1, 2, 3))
     nq = len(pairs.queries)

@@ -74,15 +74,20 @@ def pytest_make_collect_report(collector):
             _fail(report, reason)
 
 
-def load_fakes():
-    """The fake server module, loaded once by path (the tests run with ``--import-mode=importlib``)."""
-    if "relgrade_fake_openai_server" in sys.modules:
-        return sys.modules["relgrade_fake_openai_server"]
-    spec = importlib.util.spec_from_file_location("relgrade_fake_openai_server", FAKES)
+def _load(name: str, path: Path):
+    """A helper module of the tests, loaded once by path (the tests run with ``--import-mode=importlib``)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def load_fakes():
+    """The fake server module, loaded once by path."""
+    return _load("relgrade_fake_openai_server", FAKES)
 
 
 def write_run(path: Path, queries: dict[str, tuple[str, list[tuple[str, str]]]]) -> Path:
@@ -97,6 +102,18 @@ def write_run(path: Path, queries: dict[str, tuple[str, list[tuple[str, str]]]])
 @pytest.fixture
 def fakes():
     return load_fakes()
+
+
+@pytest.fixture
+def batch_fakes():
+    """The fake provider batch endpoint (tests/fakes/batch_server.py)."""
+    return _load("relgrade_fake_batch_server", FAKES.with_name("batch_server.py"))
+
+
+@pytest.fixture(scope="session")
+def fuzz_world():
+    """The small valid world of files and its malformed variants (tests/fuzz/fuzz_world.py)."""
+    return _load("relgrade_fuzz_world", Path(__file__).resolve().parent / "fuzz" / "fuzz_world.py")
 
 
 @pytest.fixture

@@ -6,8 +6,11 @@ Rule (the guide's): the change under test fails when, for any gated metric,
     baseline - upper end of current's 95% CI > max_drop (``beyond_ci=True``)
 
 (``max_drop`` plus the repeat noise when a report holds repeats, see :mod:`relgrade._gate_checks`), or when
-the current report lists any leak (a forbidden document retrieved in the top k). Reports over different
-corpus fingerprints are refused unless ``allow_corpus_change``. The value of an ``evaluate`` report is its mean; of an ``estimate`` report its PPI++ estimate (and the
+the current report lists any leak (a forbidden document retrieved in the top k), or when a report rests on
+judge labels whose calibration verdict says not to use them (:func:`relgrade._verdict.gate_judge`;
+``accept_judge=True`` / ``--accept-judge`` lets it pass, recorded in ``to_dict()["judge"]``). Reports over
+different corpus fingerprints are refused unless ``allow_corpus_change``. The value of an ``evaluate``
+report is its mean; of an ``estimate`` report its PPI++ estimate (and the
 PPI++ interval with ``beyond_ci``).
 
 Refused with :class:`~relgrade.InputError` (the CLI's exit 2), never passed: reports computed
@@ -15,12 +18,13 @@ differently (labels, query set, relevance threshold or no-answer rule, see
 :mod:`relgrade.metrics._settings`), a ``max_drop`` that is not a finite number >= 0, a metric value
 or interval that is not finite or not in [0, 1], a malformed ``leaks`` list, and with ``beyond_ci`` a
 current report whose intervals are not 95% (``estimate --alpha``). A current report with
-no leak information at all fails the gate (exit 1): the tenant-leak guard is never silently off.
+no leak information at all fails the gate (exit 1): the tenant-leak guard is never silently off, only
+explicitly (``no_tenants=True`` / ``--no-tenants``: the runs serve no tenants; recorded, and leaks a report
+does list still fail).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -71,6 +75,9 @@ class GateResult:
     baseline: str
     current: str
     settings: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # the judge's calibration behind each report, --no-tenants
+    judge: dict[str, Any] = field(default_factory=dict)  # relgrade._verdict.gate_judge's record
+    no_tenants: bool = False
 
     @property
     def exit_code(self) -> int:
@@ -84,7 +91,8 @@ class GateResult:
         return {"passed": self.passed, "result": "pass" if self.passed else "FAIL", "exit_code": self.exit_code,
                 "baseline": self.baseline, "current": self.current, "max_drop": self.max_drop,
                 "beyond_ci": self.beyond_ci, "rule": self.rule, "metrics": [r.to_dict() for r in self.rows],
-                "leaks": [dict(x) for x in self.leaks], "reasons": list(self.reasons), "settings": self.settings}
+                "leaks": [dict(x) for x in self.leaks], "reasons": list(self.reasons), "settings": self.settings,
+                "notes": list(self.notes), "judge": self.judge, "no_tenants": self.no_tenants}
 
     def table(self, max_leaks: int = 10) -> str:
         """The text the CLI prints: aligned metric rows, the leaks, the reasons and the verdict."""
@@ -100,6 +108,7 @@ class GateResult:
                 lines.append(f"  {row.get('query_id')}: {row.get('doc_id')} at rank {row.get('rank')}")
             if n > max_leaks:
                 lines.append(f"  ... and {n - max_leaks} more")
+        lines += list(self.notes)
         lines += [f"FAIL: {reason}" for reason in self.reasons if not reason.startswith(("leak:", "regression:"))]
         lines.append("gate: pass" if self.passed else "gate: FAIL")
         return "\n".join(lines)
@@ -109,22 +118,18 @@ def read_report(path: str | Path) -> dict[str, Any]:
     """A report JSON (``relgrade evaluate --json`` or ``relgrade estimate --json``) as a dict; InputError if not one."""
     from relgrade.io._text import read_text
 
-    text = read_text(str(path), what="report file")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg}); pass a file written by 'relgrade evaluate --json'",
-                         path=path, line=exc.lineno) from None
-    except RecursionError:
-        raise InputError("JSON nested too deeply; pass a file written by 'relgrade evaluate --json'", path=path) from None
-    return _check_report(data, str(path))
+    from relgrade._report_checks import loads_report
+
+    return _check_report(loads_report(read_text(str(path), what="report file"), str(path)), str(path))
 
 
 def _check_report(data: Any, name: str) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("aggregate"), dict):
         raise InputError("no 'aggregate' object; pass a file written by 'relgrade evaluate --json' or "
                          "'relgrade estimate --json'", path=name)
-    return data
+    from relgrade._report_checks import check_report  # every number, interval and setting (issue 24)
+
+    return check_report(data, name)
 
 
 def _as_report(report: Any, default_name: str) -> tuple[dict[str, Any], str]:
@@ -216,6 +221,12 @@ def check_comparable(base: dict, cur: dict, base_name: str, cur_name: str) -> di
     return {k: base["settings"][k] for k in ("labels", "queries", "rel_threshold", "no_answer")}
 
 
+def _interval(settings: dict) -> Any:
+    """The current report's interval construction: estimate's PPI one, else the one the report names."""
+    interval = settings.get("interval")
+    return interval.get("ppi") if isinstance(interval, dict) else interval
+
+
 def gate(
     baseline: Any,
     current: Any,
@@ -225,12 +236,16 @@ def gate(
     beyond_ci: bool = False,
     names: Sequence[str] | None = None,
     allow_corpus_change: bool = False,
+    accept_judge: bool = False,
+    no_tenants: bool = False,
 ) -> GateResult:
     """Gate ``current`` against ``baseline`` (paths, report dicts, or ``EvalReport``/``EstimateReport`` objects).
 
     ``metrics`` default to recall@5 (the guide's gate). ``names`` (two strings, e.g. run names) are how
     messages call the two reports; default: their paths, else "baseline" and "current". See the module
     docstring for the rule and for what is refused (:class:`~relgrade.InputError`) rather than passed.
+    ``accept_judge``: pass on judge labels whose calibration says not to use them (recorded). ``no_tenants``:
+    the runs serve no tenants, so a report without leak information passes the leak check (recorded).
     """
     from relgrade.metrics._measures import parse_metrics
 
@@ -245,6 +260,9 @@ def gate(
         base_name, cur_name = map(str, names)
     settings = check_comparable(base, cur, base_name, cur_name)
     settings["corpus"] = corpus_change(base, cur, base_name, cur_name, allow_corpus_change)
+    # how each estimate report's judges predicted the metric (hard/soft, judges, folds); None for evaluate reports
+    settings["prediction"] = {"baseline": base["settings"].get("prediction"), "current": cur["settings"].get("prediction")}
+    settings["interval"] = _interval(cur["settings"])  # the construction of the interval --beyond-ci reads
     leaks = report_leaks(cur, cur_name)
     report_leaks(base, base_name)  # malformed leaks are an error on either side
 
@@ -266,11 +284,18 @@ def gate(
             what = "the upper end of its 95% CI" if beyond_ci else "it"
             reasons.append(f"regression: {key} {b:.4f} -> {c:.4f}; {what} is {drop:.4f} below the baseline, "
                            f"more than the max drop {max_drop:g}" + (f" plus the repeat noise {noise:.4f}" if noise else ""))
-    if leaks is None:
+    from relgrade._verdict import gate_judge
+
+    notes, judge_reasons, judge = gate_judge([(cur, cur_name), (base, base_name)], accept=accept_judge)
+    reasons += judge_reasons
+    if leaks is None and no_tenants:
+        notes.append(f"leak check: off for {cur_name} (--no-tenants: the runs serve no tenants)")
+    elif leaks is None:
         reasons.append(f"{cur_name} carries no leak information, so the tenant-leak guard cannot run; write it with "
-                       "'relgrade evaluate --json', or 'relgrade estimate --json --forbidden GOLDEN'")
+                       "'relgrade evaluate --json', or 'relgrade estimate --json --forbidden GOLDEN', or pass "
+                       "--no-tenants when the runs serve no tenants")
     elif leaks:
         n = len(leaks)
         reasons.append(f"leak: {n} forbidden {'document' if n == 1 else 'documents'} in the top k of {cur_name}")
     return GateResult(not reasons, tuple(rows), leaks or (), tuple(reasons), float(max_drop), bool(beyond_ci),
-                      base_name, cur_name, settings)
+                      base_name, cur_name, settings, tuple(notes), judge, bool(no_tenants))

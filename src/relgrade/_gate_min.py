@@ -86,7 +86,7 @@ def gate_min(current: Any, *, minimum: float, metrics: Sequence[str] | None = No
         n = len(leaks)
         reasons.append(f"leak: {n} forbidden {'document' if n == 1 else 'documents'} in the top k of {cur_name}")
     return FloorResult(not reasons, tuple(rows), leaks or (), tuple(reasons), 0.0, bool(beyond_ci), "minimum",
-                       cur_name, settings, float(minimum))
+                       cur_name, settings, minimum=float(minimum))
 
 
 __all__ = ["FloorResult", "gate_min"]

@@ -131,7 +131,7 @@ def test_no_overlap_is_an_input_error():
 
 
 def test_out_of_scale_label_is_an_error_with_count_and_example():
-    with pytest.raises(InputError, match="2 label\\(s\\) outside the scale"):
+    with pytest.raises(InputError, match="2 labels outside the scale"):
         agreement({"q": {"a": 4, "b": 5, "c": 1}}, {"q": {"a": 1, "b": 1, "c": 1}})
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from html import escape
 
 import numpy as np
 import pytest
 
 from relgrade.cli import main
 from relgrade.calibration import read_judge
+from relgrade._intervals import BCA, STUDENTIZED
 
 
 @pytest.fixture()
@@ -41,7 +43,7 @@ def test_calibrate_writes_the_json_contract_and_a_safe_report(files, capsys):
                  "--json", str(out), "--report", str(html), "--n-boot", "200"])
     assert code == 0
     printed = capsys.readouterr().out
-    assert "1 unjudged pair(s)" in printed and "verdict:" in printed
+    assert "1 unjudged pair (grade null) excluded" in printed and "verdict:" in printed
     data = json.loads(out.read_text())
     assert data["n_pairs"] == 120 and data["n_queries"] == 12 and data["n_unjudged"] == 1
     for key in ("kappa", "kappa_linear", "kappa_quadratic", "binary_kappa", "krippendorff_alpha", "accuracy"):
@@ -53,6 +55,11 @@ def test_calibrate_writes_the_json_contract_and_a_safe_report(files, capsys):
     assert "<script" not in page and "&lt;script&gt;" in page  # untrusted chunk escaped
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in page
     assert "plumbing default" in page
+    # both say which interval construction they used, by its one name
+    assert data["bootstrap"]["interval"] == STUDENTIZED.described
+    assert data["bootstrap"]["interval_continuous_and_human"] == BCA.described
+    assert escape(STUDENTIZED.described) in page and escape(BCA.name) in page and "percentile 95% CI" not in page
+    assert "atanh" in STUDENTIZED.definition and "Student" in STUDENTIZED.definition
 
 
 def test_calibrate_several_judges(files):

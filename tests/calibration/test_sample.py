@@ -30,7 +30,7 @@ from relgrade.calibration import (
     sample_pairs,
     sample_size,
 )
-from relgrade.calibration._sample import COLUMNS
+from relgrade.calibration._sample import COLUMNS, JUDGE_COLUMNS
 from relgrade.cli import main
 from relgrade.io import Run, read_qrels
 
@@ -258,8 +258,9 @@ def files(tmp_path):
             p[j] = 0.7
             details.append({"query_id": f"q{q}", "doc_id": f"d{d}", "grade": j,
                             "distribution": {str(i): float(p[i]) for i in range(4)},
-                            "query": f"question {q}", "text": f"chunk {d} seen by query {q}", "reason": "r"})
-    details.append({"query_id": "q0", "doc_id": "dx", "grade": None, "reason": "unparseable"})
+                            "query": f"question {q}", "text": f"chunk {d} seen by query {q}", "reason": "r",
+                            "model": "judge-model"})
+    details.append({"query_id": "q0", "doc_id": "dx", "grade": None, "reason": "unparseable", "model": "judge-model"})
     (tmp_path / "human.txt").write_text("\n".join(human_lines) + "\n")
     (tmp_path / "details.jsonl").write_text("".join(json.dumps(o) + "\n" for o in details))
     return tmp_path
@@ -290,16 +291,26 @@ def test_cli_queries_design_writes_the_columns_and_every_pooled_pair(tmp_path, c
     with out.open(newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         rows = list(reader)
+    # the annotators' file is blind to the judge (issue 25): no judge grade, no stratum named after one
     assert tuple(reader.fieldnames) == COLUMNS == ("query_id", "query", "doc_id", "text", "text_sha256",
-                                                   "judge_grade", "grade", "design", "stratum", "weight")
+                                                   "grade", "design", "weight")
     got = {(r["query_id"], r["doc_id"]): r for r in rows}
     assert set(got) == {(q, d) for q in ("NA", "q1", "q2", "q3") for d in ("NA", f"r-{q}")}  # not "deep"
     assert got[("NA", "NA")]["text"] == "text of NA for NA é" and got[("q1", "NA")]["text"] == "text of NA for q1 é"
-    assert got[("q3", "NA")]["text"] == "run text" and got[("q3", "NA")]["judge_grade"] == ""
+    assert got[("q3", "NA")]["text"] == "run text"
     for r in rows:
         assert r["text_sha256"] == hashlib.sha256(r["text"].encode("utf-8")).hexdigest()
-        assert r["grade"] == "" and r["design"] == "queries" and r["stratum"] == "" and float(r["weight"]) == 1.0
-    assert got[("NA", "NA")]["judge_grade"] == "2" and got[("NA", "r-NA")]["judge_grade"] == ""
+        assert r["grade"] == "" and r["design"] == "queries" and float(r["weight"]) == 1.0
+    # ...and the judge's grades are kept beside it, row for row, for later
+    beside = tmp_path / "items.judge.csv"
+    assert f"the judge's grades to {beside} (keep it from the annotators)" in printed
+    with beside.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        judged = {(r["query_id"], r["doc_id"]): r for r in reader}
+    assert tuple(reader.fieldnames) == JUDGE_COLUMNS and set(judged) == set(got)
+    assert judged[("NA", "NA")]["grade"] == "2" and judged[("NA", "r-NA")]["grade"] == ""
+    assert judged[("q3", "NA")]["grade"] == "" and all(r["source"] == "judge" and r["stratum"] == ""
+                                                        for r in judged.values())
 
 
 def test_cli_strata_design_then_calibrate_reads_the_filled_file_back(files, capsys):
@@ -313,11 +324,16 @@ def test_cli_strata_design_then_calibrate_reads_the_filled_file_back(files, caps
     rows = list(csv.DictReader(items.open()))
     assert len(rows) == 20 and list(rows[0]) == list(COLUMNS)
     assert all(r["grade"] == "" and r["design"] == "strata" for r in rows)
+    # the strata (named after the judge's grades) are kept beside the blind file, with the judge's grades
+    beside = {(r["query_id"], r["doc_id"]): r for r in csv.DictReader((files / "items.judge.csv").open())}
+    stratum = {(r["query_id"], r["doc_id"]): beside[(r["query_id"], r["doc_id"])]["stratum"] for r in rows}
+    assert all(b["stratum"] == f"grade={b['grade']}" for b in beside.values())
     # the flat-ish distributions all have the same entropy: one band per grade, every grade represented
-    assert Counter(r["stratum"] for r in rows) == {f"grade={g}": 5 for g in range(4)}
+    assert Counter(stratum.values()) == {f"grade={g}": 5 for g in range(4)}
     sizes = Counter(f"grade={g}" for docs in read_judge(files / "details.jsonl").labels.values() for g in docs.values())
     for name, size in sizes.items():
-        assert math.fsum(float(r["weight"]) for r in rows if r["stratum"] == name) == pytest.approx(size, rel=1e-12)
+        assert math.fsum(float(r["weight"]) for r in rows
+                         if stratum[(r["query_id"], r["doc_id"])] == name) == pytest.approx(size, rel=1e-12)
     with pytest.raises(InputError):
         read_qrels(items)  # an empty grade is an error for the plain qrels reader...
     human = {tuple(l.split()[0::2]): l.split()[3] for l in (files / "human.txt").read_text().splitlines()}
@@ -331,7 +347,7 @@ def test_cli_strata_design_then_calibrate_reads_the_filled_file_back(files, caps
     code = main(["calibrate", "--judge", str(files / "details.jsonl"), "--human", str(items), "--n-boot", "50",
                  "--json", str(files / "o.json")])
     assert code == 0
-    assert "skipped 5 row(s) with an empty grade" in capsys.readouterr().out
+    assert "skipped 5 rows with an empty grade" in capsys.readouterr().out
     assert json.loads((files / "o.json").read_text())["n_pairs"] == 15
 
 
@@ -347,11 +363,15 @@ def test_cli_jsonl_output_and_target_halfwidth_in_queries(files, capsys):
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert all(tuple(r) == COLUMNS for r in rows)
     assert len({r["query_id"] for r in rows}) == n
-    assert all(r["grade"] is None and r["stratum"] is None and r["weight"] == 12 / n for r in rows)
+    assert all(r["grade"] is None and r["weight"] == 12 / n for r in rows)
+    beside = {(r["query_id"], r["doc_id"]): r for r in map(json.loads, (files / "items.judge.jsonl").read_text().splitlines())}
+    assert set(beside) == {(r["query_id"], r["doc_id"]) for r in rows}
+    assert all(b["stratum"] is None and b["model"] == "judge-model" for b in beside.values())
     unjudged = [r for r in rows if r["doc_id"] == "dx"]
-    assert all(r["judge_grade"] is None and r["text"] == "" and r["text_sha256"] is None for r in unjudged)
+    assert all(beside[(r["query_id"], "dx")]["grade"] is None and r["text"] == "" and r["text_sha256"] is None
+               for r in unjudged)
     if unjudged:
-        assert "1 pair(s) have no chunk text" in printed
+        assert "1 pair has no chunk text" in printed
 
 
 def test_cli_user_errors_exit_2_with_one_line(files, capsys):

@@ -132,8 +132,9 @@ def test_beyond_ci_refuses_a_broken_interval(reports, capsys, ci):
     cur = _edit(reports["worse"], lambda d: d["aggregate"]["recall@5"].update(ci95=ci))
     assert gate("--baseline", reports["base"], "--current", cur, "--beyond-ci") == 2
     assert "worse.json" in capsys.readouterr().err
-    # without --beyond-ci the interval is not used: the point values decide
-    assert gate("--baseline", reports["base"], "--current", cur) == 1
+    # without --beyond-ci the interval is not compared, but a malformed report is still refused (issue 24)
+    assert gate("--baseline", reports["base"], "--current", cur) == 2
+    assert "worse.json" in capsys.readouterr().err
 
 
 def test_beyond_ci_passes_when_the_interval_reaches_the_baseline(reports):
@@ -141,7 +142,7 @@ def test_beyond_ci_passes_when_the_interval_reaches_the_baseline(reports):
     assert cur["aggregate"]["recall@5"]["ci95"][1] >= 0.9  # 17/20 with a bootstrap interval reaching 0.9+
     result = relgrade.gate(reports["base"], reports["worse"], beyond_ci=True)
     assert result.passed and result.rows[0].bound == cur["aggregate"]["recall@5"]["ci95"][1]
-    _edit(reports["worse"], lambda d: d["aggregate"]["recall@5"].update(ci95=[0.5, 0.6]))
+    _edit(reports["worse"], lambda d: d["aggregate"]["recall@5"].update(ci95=[0.5, 0.86]))  # holds its value 0.85
     assert not relgrade.gate(reports["base"], reports["worse"], beyond_ci=True).passed
 
 

@@ -78,7 +78,8 @@ def test_a_second_demo_into_another_folder_makes_no_judge_call(demo):
     said: list[str] = []
     second = run_demo(demo["work"] / "other", store=store, say=said.append)
     assert second.judge_calls == 0
-    assert "329 judged (329 from the store), 0 unjudged, 0 failed; 0 judge calls" in "\n".join(said)
+    assert ("329 judged, 0 unjudged, 0 failed: 322 from the store, 7 duplicates (the same query and chunk text as "
+            "another doc id: judged once, the grade shared); 0 judge calls") in "\n".join(said)
     first = json.loads((demo["out"] / "summary.json").read_text())
     assert second.data["runs"] == first["runs"] and second.data["gate"]["passed"] == first["gate"]["passed"]
     assert ending(second)[:5] == _readme_ending()[:5]

@@ -19,7 +19,17 @@ the error file with code ``batch_expired``, as OpenAI does).
 ``stats()``: ``files``, ``batches`` (created), ``lines`` (request lines in created batches),
 ``billed`` (lines and direct calls answered with a 200), ``direct`` (``POST /v1/chat/completions``
 calls, forwarded to the chat fake: the direct-call fallback), ``by_pair`` ({pair_key: lines submitted}),
-``status_requests``.
+``status_requests``. ``chat.stats()["by_pair"]`` counts every paid answer per pair, batch lines and direct calls
+alike (the chat fake answers both).
+
+Hostile provider (issue 24): the key the client sent (``Authorization: Bearer`` or ``x-api-key``) goes with every
+line to the chat fake, so a ``[[echo-key]]`` marker in a prompt makes it echo the key in that line's answer or
+error. ``mutate`` maps a route to ``f(value, key) -> value`` applied to what the fake would answer: ``"create"``
+(the created batch object), ``"upload"`` (the uploaded file object), ``"status"`` (the batch object of a status
+request, OpenAI's or Anthropic's view), ``"list"`` (the batch list), ``"output"`` (the bytes of an output, error or
+results file); a function may return ``bytes`` (sent as they are), raise ``LookupError`` (a 404) or ``PermissionError(message)``
+(a 401 with that message).
+``status_fault`` = ``"500"`` or ``"html"`` answers every status request so (a 500, or a 200 HTML page).
 """
 
 from __future__ import annotations
@@ -53,7 +63,10 @@ def _chat_fake():
 
 
 class _State:
-    def __init__(self, delay: float, fail_batches: int, expire_batches: int, chat_url: str, require_key: str | None):
+    def __init__(self, delay: float, fail_batches: int, expire_batches: int, chat_url: str, require_key: str | None,
+                 mutate: dict[str, Any] | None = None, status_fault: str | None = None):
+        self.mutate = mutate or {}
+        self.status_fault = status_fault
         self.delay = delay
         self.fail_left = fail_batches
         self.expire_left = expire_batches
@@ -76,9 +89,11 @@ class _State:
             return {**self.stats, "by_pair": dict(self.by_pair)}
 
 
-def _chat(state: _State, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    req = urllib.request.Request(state.chat_url, data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json", "User-Agent": "batch/1"})
+def _chat(state: _State, body: dict[str, Any], key: str | None = None) -> tuple[int, dict[str, Any]]:
+    headers = {"Content-Type": "application/json", "User-Agent": "batch/1"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    req = urllib.request.Request(state.chat_url, data=json.dumps(body).encode(), method="POST", headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=30) as resp:
             return resp.status, json.loads(resp.read())
@@ -122,7 +137,7 @@ def _process(state: _State, batch: dict[str, Any]) -> None:
                         "error": {"code": "batch_expired", "message": "This request could not be executed before "
                                   "the completion window expired."}})
             continue
-        status, body = _chat(state, line["body"])
+        status, body = _chat(state, line["body"], batch.get("_key"))
         row = {"id": f"batch_req_{n}", "custom_id": cid,
                "response": {"status_code": status, "request_id": f"req_{n}", "body": body}, "error": None}
         if status == 200:
@@ -208,6 +223,26 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         pass
 
+    def _key(self) -> str | None:
+        auth = self.headers.get("Authorization") or ""
+        return auth.partition(" ")[2] or self.headers.get("x-api-key")
+
+    def _hostile(self, route: str, value: Any) -> Any:
+        """``value`` through the test's mutation of ``route`` (see the module doc)."""
+        f = self.state.mutate.get(route)
+        return value if f is None else f(value, self._key())
+
+    def _answer(self, route: str, status: int, body: Any = None, raw: bytes | None = None) -> None:
+        try:
+            out = self._hostile(route, raw if raw is not None else body)
+        except LookupError:
+            return self._send(404, {"error": {"message": "No such File object"}})
+        except PermissionError as exc:
+            return self._send(401, {"error": {"message": str(exc), "type": "invalid_request_error"}})
+        if isinstance(out, (bytes, bytearray)):
+            return self._send(status, None, raw=bytes(out))
+        return self._send(status, out)
+
     def _send(self, status: int, body: Any, raw: bytes | None = None) -> None:
         data = raw if raw is not None else json.dumps(body).encode()
         self.send_response(status)
@@ -238,7 +273,9 @@ class _Handler(BaseHTTPRequestHandler):
         m = re.fullmatch(r"/v1/files/([^/]+)/content", path)
         if m:
             data = st.files.get(m.group(1))
-            return self._send(200, None, raw=data) if data is not None else self._send(404, {"error": {"message": "no such file"}})
+            if data is None:
+                return self._send(404, {"error": {"message": "no such file"}})
+            return self._answer("output", 200, raw=data)
         m = re.fullmatch(r"/v1/batches/([^/]+)", path)
         if m:
             batch = st.batches.get(m.group(1))
@@ -246,12 +283,14 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._send(404, {"error": {"message": "no such batch"}})
             with st.lock:
                 st.stats["status_requests"] += 1
+            if st.status_fault:
+                return self._fault()
             _advance(st, batch)
-            return self._send(200, _public(batch))
+            return self._answer("status", 200, _public(batch))
         if path == "/v1/batches":
             data = [_public(b) for b in sorted(st.batches.values(), key=lambda b: b["_seq"], reverse=True)
                     if b["_kind"] == "openai"]
-            return self._send(200, {"object": "list", "data": data[:100], "has_more": len(data) > 100})
+            return self._answer("list", 200, {"object": "list", "data": data[:100], "has_more": len(data) > 100})
         m = re.fullmatch(r"/v1/messages/batches/([^/]+)(/results)?", path)
         if m:
             batch = st.batches.get(m.group(1))
@@ -265,11 +304,13 @@ class _Handler(BaseHTTPRequestHandler):
                     rows = [{"custom_id": ln["custom_id"], "result": {"type": "errored", "error": {
                         "type": "error", "error": {"type": "api_error", "message": "fake batch failure"}}}}
                             for ln in batch["_lines"]]
-                return self._send(200, None, raw="".join(json.dumps(r) + "\n" for r in rows).encode())
+                return self._answer("output", 200, raw="".join(json.dumps(r) + "\n" for r in rows).encode())
             with st.lock:
                 st.stats["status_requests"] += 1
+            if st.status_fault:
+                return self._fault()
             _advance(st, batch)
-            return self._send(200, _anthropic_view(batch, self._base()))
+            return self._answer("status", 200, _anthropic_view(batch, self._base()))
         return self._send(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self) -> None:  # noqa: N802
@@ -309,6 +350,11 @@ class _Handler(BaseHTTPRequestHandler):
             return self._create("anthropic", lines, {}, model=model)
         return self._send(404, {"error": {"message": f"no route {self.path}"}})
 
+    def _fault(self) -> None:
+        if self.state.status_fault == "html":
+            return self._send(200, None, raw=b"<html><body><h1>Service temporarily unavailable</h1></body></html>")
+        return self._send(500, {"error": {"message": "The server had an error while processing your request."}})
+
     def _upload(self, raw: bytes) -> None:
         ctype = self.headers.get("Content-Type", "")
         msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
@@ -322,8 +368,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.state.files[fid] = fields["file"]
         with self.state.lock:
             self.state.stats["files"] += 1
-        return self._send(200, {"id": fid, "object": "file", "bytes": len(fields["file"]), "purpose": "batch",
-                                "created_at": int(time.time()), "filename": "batch.jsonl"})
+        return self._answer("upload", 200, {"id": fid, "object": "file", "bytes": len(fields["file"]),
+                                            "purpose": "batch", "created_at": int(time.time()), "filename": "batch.jsonl"})
 
     def _create(self, kind: str, lines: list[dict[str, Any]], metadata: dict[str, Any], model: str) -> None:
         st = self.state
@@ -334,7 +380,7 @@ class _Handler(BaseHTTPRequestHandler):
                  "output_file_id": None, "error_file_id": None, "errors": None,
                  "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
                  "_kind": kind, "_lines": lines, "_ready": time.time() + st.delay, "_fate": _fate(st),
-                 "_lock": threading.Lock(), "_model": model, "_seq": len(st.batches)}
+                 "_lock": threading.Lock(), "_model": model, "_seq": len(st.batches), "_key": self._key()}
         with st.lock:
             st.batches[bid] = batch
             st.stats["batches"] += 1
@@ -343,17 +389,19 @@ class _Handler(BaseHTTPRequestHandler):
                 key = fake.pair_key(line["body"]["messages"])
                 st.by_pair[key] = st.by_pair.get(key, 0) + 1
         if kind == "openai":
-            return self._send(200, _public(batch))
-        return self._send(200, _anthropic_view(batch, self._base()))
+            return self._answer("create", 200, _public(batch))
+        return self._answer("create", 200, _anthropic_view(batch, self._base()))
 
 
 class FakeBatchServer:
     """The fake batch endpoint (and the chat fake that answers its lines) in daemon threads. A context manager."""
 
     def __init__(self, *, delay: float = 0.5, fail_batches: int = 0, expire_batches: int = 0,
-                 require_key: str | None = None, lifetime: float = 600.0):
+                 require_key: str | None = None, lifetime: float = 600.0, mutate: dict[str, Any] | None = None,
+                 status_fault: str | None = None):
         self.chat = _chat_fake().FakeOpenAIServer(lifetime=lifetime)
-        self.state = _State(delay, fail_batches, expire_batches, f"{self.chat.base_url}/chat/completions", require_key)
+        self.state = _State(delay, fail_batches, expire_batches, f"{self.chat.base_url}/chat/completions", require_key,
+                            mutate, status_fault)
         handler = type("Handler", (_Handler,), {"state": self.state})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True

@@ -52,6 +52,12 @@ of every error answer (``"Incorrect API key provided: <key>"``), in an ``X-Echo-
 200 answers, as prose, inside a JSON object quoted before the grade (``{"api_key": "<key>"}``) and
 in the reason (``{"grade": N, "reason": "... <key>"}``).
 
+Token counts: a marker ``[[usage=V]]`` reports the JSON value ``V`` as the answer's ``prompt_tokens`` (``-5``,
+``1e30``, ``"12"``: what a broken provider may send).
+
+Half an emoji: a marker ``[[half-emoji]]`` appends a lone UTF-16 surrogate (``\ud83d``, sent as its JSON escape)
+to the answer's content, after the grade.
+
 Failing endpoint (many-endpoints tests): :meth:`FakeOpenAIServer.fail` (or ``POST /_fail`` with
 ``{"status": 503}``) makes every later chat request that status (``0`` = back to normal); requests
 answered so are counted in ``failed``.
@@ -61,6 +67,18 @@ of the chat requests in arrival order. ``paid`` counts 200 answers (what a real 
 the first word of their ``User-Agent`` (``AsyncOpenAI`` for litellm's OpenAI client, ``Python`` for
 aiohttp). ``require_key`` makes every request
 without ``Authorization: Bearer <require_key>`` a 401. The server never stores or logs the key.
+
+Real providers' refusals (preflight tests, issue 25): with ``require_key`` a request without an
+``Authorization`` header gets OpenAI's 401 "You didn't provide an API key..." and one with another key
+its 401 ``invalid_api_key`` ("Incorrect API key provided: sk-abc***xyz..."), on ``GET /v1/models`` too.
+``models=("gpt-4o-mini", ...)`` names the models served: ``GET /v1/models`` lists them, ``GET
+/v1/models/<id>`` answers 200 or 404, and a chat request for another model gets OpenAI's 404
+``model_not_found`` ("The model `x` does not exist or you do not have access to it."). The Anthropic
+Messages API is served on ``POST /v1/messages`` (and ``GET /v1/models/<id>`` with an
+``anthropic-version`` header): a wrong or missing ``x-api-key`` gets Anthropic's 401
+``authentication_error`` ("invalid x-api-key"), an unknown model its 404 ``not_found_error``
+("model: x"), else a ``message`` answer with the grade as above. ``stats()["probes"]`` counts the
+GET requests on ``/models``.
 """
 
 from __future__ import annotations
@@ -82,8 +100,10 @@ from typing import Any
 __all__ = ["FakeOpenAIServer", "ServerProcess", "pair_key", "spawn_server"]
 
 _GRADE = re.compile(r"\[\[grade=(\d+)\]\]")
+_USAGE = re.compile(r"\[\[usage=([^\]]+)\]\]")
 _FAULTS = re.compile(r"\[\[faults=([^\]]*)\]\]")
 _ECHO = "[[echo-key]]"
+_HALF_EMOJI = "[[half-emoji]]"
 _DECODER = json.JSONDecoder()
 _SCHEMA_LEAD = "complies with the following schema as specified in JSON Schema:\n"
 _FIX_LEAD = "The output string did not satisfy the constraints given in the prompt."
@@ -139,8 +159,10 @@ def pair_key(messages: list[dict[str, Any]]) -> str:
 
 class _State:
     def __init__(self, latency: float, hang_seconds: float, require_key: str | None, max_requests: int,
-                 echo_key: bool = False):
+                 echo_key: bool = False, models: tuple[str, ...] | None = None):
         self.latency = latency
+        self.models = models  # the model names served (None: any)
+        self.probes = 0  # GET /models requests
         self.echo_key = echo_key
         self.failing = 0  # a status every chat request gets (0: none)
         self.stopped = False  # after stop(): requests on kept-alive connections are dropped too
@@ -175,13 +197,14 @@ class _State:
 
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
-            return {"requests": self.requests, "paid": self.paid, "failed": self.failed, "clients": dict(self.clients),
+            return {"requests": self.requests, "paid": self.paid, "failed": self.failed, "probes": self.probes,
+                    "clients": dict(self.clients),
                     "order": list(self.order), "max_in_flight": self.max_in_flight,
                     "by_pair": {k: dict(v) for k, v in self.by_pair.items()}}
 
     def reset(self) -> None:
         with self.lock:
-            self.requests = self.paid = self.failed = 0
+            self.requests = self.paid = self.failed = self.probes = 0
             self.by_pair.clear()
             self.clients.clear()
             self.order.clear()
@@ -271,11 +294,55 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
+    def _refused(self, model: str | None) -> bool:
+        """Answer as the real provider refuses a wrong key or an unknown model; True when it did."""
+        state = self.state
+        anthropic = self.headers.get("anthropic-version") is not None or self.path.rstrip("/").endswith("/messages")
+        if state.require_key is not None:
+            given = self.headers.get("x-api-key") if anthropic else self.headers.get("Authorization")
+            if anthropic and given != state.require_key:
+                self._send(401, {"type": "error", "error": {"type": "authentication_error",
+                                                            "message": "invalid x-api-key"}})
+                return True
+            if not anthropic and not given:
+                self._send(401, {"error": {"message": "You didn't provide an API key. You need to provide your API key "
+                                           "in an Authorization header using Bearer auth (i.e. Authorization: Bearer "
+                                           "YOUR_KEY), or as the password field (i.e. with an empty username) in an "
+                                           "HTTP Basic auth header.", "type": "invalid_request_error",
+                                           "param": None, "code": None}})
+                return True
+            if not anthropic and given != f"Bearer {state.require_key}":
+                key = given.partition(" ")[2]
+                shown = f"{key[:3]}***{key[-4:]}" if len(key) > 8 else "***"
+                self._send(401, {"error": {"message": f"Incorrect API key provided: {shown}. You can find your API key "
+                                           "at https://platform.openai.com/account/api-keys.",
+                                           "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}})
+                return True
+        if model is not None and state.models is not None and model not in state.models:
+            if anthropic:
+                self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": f"model: {model}"}})
+            else:
+                self._send(404, {"error": {"message": f"The model `{model}` does not exist or you do not have access "
+                                           "to it.", "type": "invalid_request_error", "param": None,
+                                           "code": "model_not_found"}})
+            return True
+        return False
+
     def do_GET(self) -> None:  # noqa: N802
-        if self.path.rstrip("/") in {"/_stats", "/v1/_stats"}:
+        path = self.path.rstrip("/")
+        if path in {"/_stats", "/v1/_stats"}:
             self._send(200, self.state.snapshot())
-        elif self.path.rstrip("/") in {"/v1/models", "/models"}:
-            self._send(200, {"object": "list", "data": []})
+        elif path in {"/v1/models", "/models"} or path.startswith(("/v1/models/", "/models/")):
+            with self.state.lock:
+                self.state.probes += 1
+            one = path.split("/models/", 1)[1] if "/models/" in path else None
+            if self._refused(one):
+                return
+            if one is not None:
+                self._send(200, {"id": one, "object": "model", "type": "model", "owned_by": "fake"})
+            else:
+                self._send(200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "fake"}
+                                                            for m in self.state.models or ()]})
         else:
             self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
 
@@ -301,7 +368,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.state.failing = int(json.loads(raw or b"{}").get("status", 503))
             self._send(200, {"ok": True})
             return
-        if path not in {"/v1/chat/completions", "/chat/completions"}:
+        anthropic = path in {"/v1/messages", "/messages"}
+        if path not in {"/v1/chat/completions", "/chat/completions"} and not anthropic:
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
             return
         try:
@@ -326,9 +394,7 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(state.latency)
             self._send(state.failing, {"error": {"message": "fake endpoint down", "type": "server_error"}})
             return
-        if state.require_key is not None and self.headers.get("Authorization") != f"Bearer {state.require_key}":
-            self._send(401, {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error",
-                                       "code": "invalid_api_key"}})
+        if self._refused(body.get("model")):
             return
         match = _FAULTS.search(text)
         script = [f.strip() for f in match.group(1).split(";") if f.strip()] if match else []
@@ -366,7 +432,12 @@ class _Handler(BaseHTTPRequestHandler):
                 content = json.dumps({"rating": grade})
             for _ in range(depth):
                 content = json.dumps({"text": content})
+        if _HALF_EMOJI in text:
+            content += " and a half emoji \ud83d"  # a lone surrogate: sent as the JSON escape \ud83d
         prompt_tokens = max(1, len(text) // 4)
+        lie = _USAGE.search(text)
+        if lie:  # a provider reporting unbelievable token counts: [[usage=-5]], [[usage=1e30]], [[usage="12"]]
+            prompt_tokens = json.loads(lie.group(1))
         completion_tokens = 12
         choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
                                   "message": {"role": "assistant", "content": content}}
@@ -378,11 +449,17 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 choice["logprobs"] = _split_logprobs(content, grade, 3 if shape is None else shape[1])
         state.mark(key, "paid")
+        if anthropic:
+            self._send(200, {"id": f"msg_{key}_{n}", "type": "message", "role": "assistant",
+                             "model": body.get("model", "fake"), "content": [{"type": "text", "text": content}],
+                             "stop_reason": "end_turn", "stop_sequence": None,
+                             "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens}})
+            return
         self._send(200, {
             "id": f"chatcmpl-{key}-{n}", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "fake"), "choices": [choice],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
+                      "total_tokens": prompt_tokens + completion_tokens if not lie else None},
         })
 
     def _fault(self, fault: str) -> None:
@@ -426,13 +503,16 @@ class FakeOpenAIServer:
     """The fake server in a daemon thread of this process. Use as a context manager.
 
     ``latency``: seconds before every answer. ``hang_seconds``: how long a ``hang`` lasts.
-    ``require_key``: expected bearer key (else 401). ``max_requests``: beyond it every request is
+    ``require_key``: expected bearer key (else 401, as OpenAI or Anthropic send it). ``models``: the model names
+    served (else 404 as the providers send it; None: any). ``max_requests``: beyond it every request is
     a 503. ``lifetime``: the server shuts itself down after this many seconds.
     """
 
     def __init__(self, *, latency: float = 0.0, hang_seconds: float = 5.0, require_key: str | None = None,
-                 max_requests: int = 100_000, lifetime: float = 600.0, port: int = 0, echo_key: bool = False):
-        self.state = _State(latency, hang_seconds, require_key, max_requests, echo_key)
+                 max_requests: int = 100_000, lifetime: float = 600.0, port: int = 0, echo_key: bool = False,
+                 models: tuple[str, ...] | None = None):
+        self.state = _State(latency, hang_seconds, require_key, max_requests, echo_key,
+                            None if models is None else tuple(models))
         handler = type("Handler", (_Handler,), {"state": self.state})
         self._httpd = _Server(("127.0.0.1", port), handler)
         self.port: int = self._httpd.server_address[1]

@@ -79,6 +79,7 @@ BAD = {
         "duplicate_doc": "q1 Q0 d1 1 0.5 t\nq1 Q0 d1 2 0.4 t\n",
         "truncated_jsonl": '{"query_id": "q1", "results": [{"doc_id": "d1"}]}\n{"query_id": "q2", "resu',
         "jsonl_no_results": '{"query_id": "q1"}\n',
+        "lone_surrogate_jsonl": '{"query_id": "q1", "query": "half \\ud83d", "results": [{"doc_id": "d1", "text": "x"}]}\n',
     },
     "csv_labels": {
         "unbalanced_quote": "query_id,doc_id,grade\nq1,d1,1\nq1,\"d2,2\nq2,d1,3\nq2,d2,0\n",
@@ -94,6 +95,7 @@ BAD = {
         "bool_json": '{"query_id": "q1", "doc_id": "d1", "grade": true}\n',
         "nan_json": '{"query_id": "q1", "doc_id": "d1", "grade": NaN}\n',
         "infinity_json": '{"query_id": "q1", "doc_id": "d1", "grade": Infinity}\n',
+        "lone_surrogate_json": '{"query_id": "q1", "doc_id": "d1\\udc00", "grade": 1}\n',
     },
     "details": {
         "truncated": '{"query_id": "q1", "doc_id": "d1", "grade": 1, "model": "m"}\n{"query_id": "q1", "doc_',
@@ -107,6 +109,7 @@ BAD = {
         "bad_scale": '{"query_id": "q1", "doc_id": "d1", "grade": 1, "model": "m", "scale": [3, 0]}\n',
         "list_line": '[1, 2, 3]\n',
         "bad_distribution": '{"query_id": "q1", "doc_id": "d1", "grade": 1, "model": "m", "distribution": [0.5]}\n',
+        "lone_surrogate": '{"query_id": "q1", "doc_id": "d1", "grade": 1, "model": "m", "text": "a \\ud800 b"}\n',
     },
     "mapping": {
         "not_json": "adopted: yes\n",
@@ -115,14 +118,17 @@ BAD = {
         "adopted_word": '{"adopted": "yes", "table": {"0": 0}}',
         "nan_target": '{"adopted": true, "table": {"0": NaN}}',
         "no_table": '{"adopted": true}',
+        "lone_surrogate": '{"adopted": true, "table": {"0": 0, "1": 1, "2": 2, "3": 3}, "note": "\\udfff"}',
     },
     "corpus": {
         "no_text": '{"doc_id": "d1"}\n',
         "truncated": '{"doc_id": "d1", "text": "a"}\n{"doc_id": "d2", "te',
+        "lone_surrogate": '{"doc_id": "d1", "text": "a \\ud800"}\n',
     },
     "items": {
         "unbalanced_quote": "query_id,query,doc_id,text\nq1,what,d1,\"open quote\nq1,what,d2,text\n",
         "no_text": '{"query_id": "q1", "query": "what", "doc_id": "d1"}\n',
+        "lone_surrogate": '{"query_id": "q1", "query": "what", "doc_id": "d1", "text": "a \\udbff"}\n',
         "wrong_columns": "a,b,c\n1,2,3\n",
     },
 }
@@ -130,4 +136,5 @@ BAD = {
 SUFFIX = {"trec_qrels": ".txt", "trec_run": ".txt", "csv_labels": ".csv", "details": ".jsonl", "mapping": ".json",
           "corpus": ".jsonl", "items": ".csv", "report": ".json"}
 # a JSON-looking bad case keeps a suffix its reader sniffs as JSON
-JSON_CASES = {"bool_json", "nan_json", "infinity_json", "truncated_jsonl", "jsonl_no_results"}
+JSON_CASES = {"bool_json", "nan_json", "infinity_json", "truncated_jsonl", "jsonl_no_results", "lone_surrogate_jsonl",
+              "lone_surrogate_json"}

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import ppi_py
 import pytest
 from scipy import stats
 
 from relgrade._errors import InputError
-from relgrade.hybrid import estimate
+from relgrade.hybrid import PPI_INTERVAL, estimate, human_only_means, judge_worth, ppi_means
+from relgrade._intervals import PLUS_TWO, STUDENT_T
+from relgrade.stats import MEAN_INTERVAL
+from relgrade.cli import main
 from relgrade.io import Run
 from relgrade.metrics import evaluate
 
@@ -23,40 +28,40 @@ def _per_query(labels, run, topics):
 def test_estimate_matches_evaluate_and_ppi_py(world):
     truth, human, judge, _, runs = world
     run = Run.from_dict(runs["b"])
-    report = estimate(run, human, judge, METRICS, no_answer="zero")  # plain PPI++ (exclude: test_no_answer.py)
+    report = estimate(run, human, judge, METRICS, no_answer="zero",  # plain PPI++ (exclude: test_no_answer.py)
+                      prediction="hard")  # the metric on the judge's grades (soft: test_predict.py)
     labeled = list(human)
     others = [q for q in judge if q not in human]
     assert report.labeled == tuple(labeled) and report.unlabeled == tuple(others)
     Y = _per_query(human, run, labeled)
     J = _per_query(judge, run, labeled + others)
+    n = len(labeled)
     for j, m in enumerate(METRICS):
         e = report.estimates[m]
-        y, yh, yu = Y[:, j], J[: len(labeled), j], J[len(labeled):, j]
-        # point estimates: ppi-python and numpy are the oracles
-        assert e.ppi == pytest.approx(float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yh, yu,
-                                                                                   lam_optim_mode="element"))[0]))
+        y, yh, yu = Y[:, j], J[:n, j], J[n:, j]
+        # point estimates: ppi-python at the report's lam, and numpy, are the oracles
+        assert e.ppi == pytest.approx(min(1.0, max(0.0, float(np.ravel(ppi_py.ppi_mean_pointestimate(
+            y, yh, yu, lam=e.lam))[0]))))
         assert e.human_only == pytest.approx(y.mean())
         assert e.judge_only == pytest.approx(J[:, j].mean())
-        # intervals: the documented formula (relgrade.hybrid._ppi, relgrade.stats._means), written out here
-        n, N = len(y), len(yu)
-        t = stats.t.ppf(0.975, n - 1)
-        if np.ptp(y - yh) == 0 or np.ptp(y) == 0:  # the floored cases have their own test
-            continue
-        lam = np.clip(np.mean((y - y.mean()) * (yh - yh.mean())) / ((1 + n / N) * np.var(np.r_[yh, yu], ddof=1)), 0, 1)
-        rect = y - lam * yh
-        binary = all(np.isin(a, (0.0, 1.0)).all() for a in (y, yh, yu))
-        if binary:  # a 0/1 metric: plus-two, pseudo-queries (human 0, judge 1) and (human 1, judge 0)
-            rect = np.r_[rect, -lam, 1.0]
-        half = t * np.sqrt(lam ** 2 * np.var(yu, ddof=1) / N + np.var(rect, ddof=1) / n)
-        centre = min(1.0, max(0.0, lam * yu.mean() + rect.mean() if binary else e.ppi))
-        clip = lambda v: min(1.0, max(0.0, v))  # noqa: E731 - metrics live in [0, 1]
-        assert e.ppi_ci95 == pytest.approx((clip(min(centre - half, e.ppi)), clip(max(centre + half, e.ppi))))
-        yy = np.r_[y, 0.0, 1.0] if np.isin(y, (0.0, 1.0)).all() else y
-        hhalf = t * np.std(yy, ddof=1) / np.sqrt(n)
-        assert e.human_ci95 == pytest.approx((clip(min(yy.mean() - hhalf, y.mean())), clip(max(yy.mean() + hhalf, y.mean()))))
-        assert e.effective_n == pytest.approx(n * (hhalf / half) ** 2)  # unclipped widths
-        assert e.effective_labels == pytest.approx(e.effective_n * 8)
+        # intervals: the library's interval functions on the per-query values (their formula: test_ppi.py)
+        ppi, human_only = ppi_means(y, yh, yu), human_only_means(y)
+        assert e.lam == pytest.approx(ppi.lam[0], abs=1e-12)
+        assert e.ppi_ci95 == pytest.approx((min(ppi.lo[0], e.ppi), max(ppi.hi[0], e.ppi)))
+        assert e.human_ci95 == pytest.approx((human_only.lo[0], human_only.hi[0]))
+        # one half-width for the width ratio and the judge worth, both before clipping
+        assert e.width_ratio == pytest.approx(ppi.half[0] / human_only.half[0]) and e.width_ratio <= 1
+        worth = judge_worth(n=n, human_half_n=human_only.half[0], ppi_half=ppi.half[0],
+                            skew_n=human_only.est.skew[0], lam=ppi.lam[0])
+        assert e.effective_n == (None if worth is None else pytest.approx(worth))
+        assert (e.effective_n is None) == (e.lam == 0)
+        if e.effective_n is not None:
+            assert e.effective_labels == pytest.approx(e.effective_n * 8)
+        binary = bool(np.isin(y, (0.0, 1.0)).all())  # the human-only interval of a 0/1 metric is plus-two
+        assert e.to_dict()["ppi"]["interval"] == PPI_INTERVAL
+        assert e.to_dict()["human_only"]["interval"] == (PLUS_TWO.name if binary else STUDENT_T.name)
     assert report.human_coverage["ndcg@5"] == 1.0
+    assert report.settings["interval"] == {"ppi": PPI_INTERVAL, "human_only": MEAN_INTERVAL}
 
 
 def test_intervals_stay_inside_the_metric_range():
@@ -74,14 +79,15 @@ def test_intervals_stay_inside_the_metric_range():
 def test_a_perfect_judge_is_worth_more_queries_and_covers_the_truth(world):
     truth, human, _, _, runs = world
     run = Run.from_dict(runs["b"])
-    report = estimate(run, human, truth, ["ndcg@5"])
+    report = estimate(run, human, truth, ["ndcg@5"], prediction="hard")  # hard grades agree exactly
     e = report.estimates["ndcg@5"]
     full = evaluate(truth, run, ["ndcg@5"], no_answer="zero", ci=False).aggregate["ndcg@5"].value
     assert abs(e.ppi - full) < abs(e.human_only - full) + 0.01
-    # agreeing on every labeled query cannot be told apart from a lucky sample at 12 queries: lam = 1, the
-    # rectifier's variance floored (no "judge worth" from it), the interval still covers the full-label value
-    assert e.effective_n is None and "lam = 1" in e.note
-    assert e.ppi_ci95[0] <= full <= e.ppi_ci95[1] and e.ppi_ci95[1] - e.ppi_ci95[0] > 0
+    # agreeing on every labeled query is not taken at its word (issue 29): lam is tuned, not forced to 1, the
+    # interval keeps a width and covers the full-label value, and the judge is worth more labeled queries
+    assert 0 < e.lam < 1 and e.effective_n > e.n_labeled and e.width_ratio < 0.9
+    assert e.ppi_ci95[0] <= full <= e.ppi_ci95[1] and e.ppi_ci95[1] - e.ppi_ci95[0] > 0.05
+    assert e.note is None or "lam = 1" not in e.note
 
 
 def test_incomplete_human_labels_are_reported(world):
@@ -106,11 +112,50 @@ def test_a_constant_metric_gets_a_documented_value_not_nan(world):
     e = estimate(run, human, judge, ["recall@3"], no_answer="zero").estimates["recall@3"]
     Y = _per_query(human, run, list(human))
     assert np.ptp(Y[:, METRICS.index("recall@3")]) == 0
-    # a constant sample is luck, not proof: the interval keeps a width (issue 14), no false
-    # "the metric is constant", and no "judge worth" from a floored variance
+    # a constant sample is luck, not proof: the interval keeps a width (issue 14), no false "the metric is constant"
     n = Y.shape[0]
     plus = np.r_[np.ones(n), 0.0, 1.0]  # recall@3 is 0/1 here: plus-two
     low = plus.mean() - stats.t.ppf(0.975, n - 1) * np.std(plus, ddof=1) / np.sqrt(n)
     assert e.human_only == 1.0 and e.human_ci95 == pytest.approx((low, 1.0))
     assert np.isfinite(e.ppi) and np.isfinite(e.ppi_ci95).all() and e.ppi_ci95[1] - e.ppi_ci95[0] > 0.05
-    assert e.effective_n is None and "metric is constant" not in e.note and "floor" in e.note
+    assert e.note is None or "metric is constant" not in e.note
+    assert e.width_ratio <= 1 and (e.effective_n is None) == (e.lam == 0)
+
+
+def test_an_all_unjudged_judge_is_refused_in_one_line(world, files, tmp_path, capsys):
+    # issue 24: an all-unjudged judge showed "judge 0.0000" and a "judge worth"; it judges none of the labeled
+    # queries, so its errors cannot be measured: exit 2 with one line (relgrade.hybrid._predict's rule)
+    _, human, _, _, runs = world
+    with pytest.raises(InputError, match="grades none of the 12 human-labeled queries"):
+        estimate(Run.from_dict(runs["b"]), human, {}, ["ndcg@5"])
+    details = tmp_path / "unjudged.details.jsonl"
+    details.write_text("".join(json.dumps({"query_id": q, "doc_id": d, "query": "q", "text": "t", "grade": None,
+                                           "model": "m", "prompt_hash": "p", "status": "unparsed"}) + "\n"
+                               for q, docs in human.items() for d in docs))
+    assert main(["estimate", "--run", str(files["run_b"]), "--human", str(files["human"]), "--judge",
+                 str(details)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "human-labeled queries" in err
+
+
+def test_labeled_queries_missing_from_the_run_are_said_plainly(world):
+    truth, human, judge, _, runs = world
+    partial = {q: docs for q, docs in runs["b"].items() if q not in ("q0", "q1", "q2")}
+    report = estimate(Run.from_dict(partial), human, judge, ["ndcg@5"])
+    assert any("3 of the 12 human-labeled queries are not in the run" in note for note in report.notes)
+
+
+def test_target_width_plans_the_labels(world):
+    truth, human, judge, _, runs = world
+    run = Run.from_dict(runs["b"])
+    first = estimate(run, human, judge, ["mrr"]).estimates["mrr"]
+    now = estimate(run, human, judge, ["mrr"], target_width=2 * first.half_widths[0]).estimates["mrr"].plan
+    # today's PPI width: today's labels with the judge, the judge's worth (rounded up) without it
+    assert now.ppi_queries == first.n_labeled and now.human_queries == int(np.ceil(first.effective_n))
+    e = estimate(run, human, judge, ["mrr"], target_width=1.8 * first.half_widths[0]).estimates["mrr"]
+    plan = e.plan
+    assert plan.population == 40 and plan.target_width == pytest.approx(1.8 * first.half_widths[0])
+    assert e.n_labeled < plan.ppi_queries < plan.human_queries <= 40
+    assert "needs about" in plan.sentence("mrr", e.n_labeled) and e.to_dict()["plan"]["ppi_queries"] == plan.ppi_queries
+    with pytest.raises(InputError, match="--target-width"):
+        estimate(run, human, judge, ["mrr"], target_width=0)

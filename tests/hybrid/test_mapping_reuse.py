@@ -36,14 +36,16 @@ def test_estimate_cross_fits_a_mapping_fitted_on_its_own_human_labels(tmp_path, 
     capsys.readouterr()
     out = tmp_path / "est.json"
     assert main(["estimate", "--run", str(files["run_b"]), "--human", str(human_path), "--judge", str(details),
-                 "--mapping", str(cal), "--metric", "ndcg@5", "--no-answer", "zero", "--json", str(out)]) == 0
+                 "--mapping", str(cal), "--metric", "ndcg@5", "--no-answer", "zero", "--prediction", "hard",
+                 "--json", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "cross-fitting" in printed and "fitted on 12 of these human-labeled queries" in printed
     got = json.loads(out.read_text())["aggregate"]["ndcg@5"]["ppi"]
     # the oracle: the library's cross-fitted estimate on the raw (unmapped) judge grades
     cf = crossfit_mapping(lenient, human, expected={q: {d: float(g) for d, g in docs.items()}
                                                     for q, docs in lenient.items()}, seed=0)
-    ref = estimate(read_run(files["run_b"]), human, lenient, ["ndcg@5"], no_answer="zero", crossfit=cf)
+    ref = estimate(read_run(files["run_b"]), human, lenient, ["ndcg@5"], no_answer="zero", crossfit=cf,
+                   prediction="hard")
     e = ref.estimates["ndcg@5"]
     assert got["value"] == pytest.approx(e.ppi) and got["ci95"] == pytest.approx(list(e.ppi_ci95))
 
@@ -52,7 +54,7 @@ def test_rank_systems_refuses_a_mapping_fitted_on_its_own_human_labels(tmp_path,
     _, _, details, human_path, cal = _lenient_world(tmp_path, world)
     capsys.readouterr()
     code = main(["rank-systems", "--run", str(files["run_a"]), "--run", str(files["run_b"]), "--human", str(human_path),
-                 "--judge", str(details), "--mapping", str(cal), "--metric", "ndcg@5"])
+                 "--judge", str(details), "--mapping", str(cal), "--metric", "ndcg@5", "--prediction", "hard"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "fitted on 12 of these human-labeled queries" in err[0]
 

@@ -12,9 +12,10 @@ import relgrade
 from relgrade._errors import InputError
 from relgrade.cli import main
 from relgrade.hybrid import estimate, rank_systems
-from relgrade.hybrid._estimate import ratio_means
+from relgrade.hybrid._ratio import ratio_means
 from relgrade.io import Run
 from relgrade.metrics import DEFAULT_NO_ANSWER, evaluate
+from relgrade.stats import mean_intervals
 
 METRICS = ["ndcg@5", "recall@3", "mrr"]
 EMPTY = ("q1", "q3", "q7", "q15", "q20", "q33")  # queries without any relevant document
@@ -59,19 +60,17 @@ def test_exclude_with_every_query_labeled_is_the_evaluate_mean(sparse):
 def test_zero_is_plain_ppi_and_exclude_differs(sparse):
     truth, human, judge, _, runs = sparse
     run = Run.from_dict(runs["b"])
-    zero = estimate(run, human, judge, METRICS, no_answer="zero")
-    excl = estimate(run, human, judge, METRICS)
+    zero = estimate(run, human, judge, METRICS, no_answer="zero", prediction="hard")
+    excl = estimate(run, human, judge, METRICS, prediction="hard")
     labeled, population = list(human), list(judge)
     Y = np.array([[evaluate(human, run, [m], no_answer="zero", ci=False).per_query[q][m] for m in METRICS] for q in labeled])
     J = np.array([[evaluate(judge, run, [m], no_answer="zero", ci=False).per_query[q][m] for m in METRICS]
                   for q in population])
     n = len(labeled)
     for j, m in enumerate(METRICS):
-        # ppi-python's PPI++ point; where humans and judge differ by a constant on every labeled query,
-        # relgrade takes lam = 1 (documented in relgrade.hybrid._ppi), ppi-python's estimate with lam=1
-        lam = 1 if np.ptp(Y[:, j] - J[:n, j]) == 0 else None
+        # ppi-python's PPI++ point at the lam the report used
         assert zero.estimates[m].ppi == pytest.approx(float(np.ravel(ppi_py.ppi_mean_pointestimate(
-            Y[:, j], J[:n, j], J[n:, j], lam=lam))[0]))
+            Y[:, j], J[:n, j], J[n:, j], lam=zero.estimates[m].lam))[0]))
         answered = [q not in EMPTY for q in labeled]
         assert excl.estimates[m].human_only == pytest.approx(Y[answered, j].mean())
         assert excl.estimates[m].human_only > zero.estimates[m].human_only
@@ -218,8 +217,8 @@ def test_crossfit_estimate_follows_the_rule(sparse):
     # a lenient judge: every grade one higher, so the no-answer queries look answerable to it
     lenient = {q: {d: min(3, g + 1) for d, g in docs.items()} for q, docs in judge.items()}
     cf = crossfit_mapping(lenient, human, n_splits=3, n_boot=50)
-    excl = estimate(run, human, lenient, ["ndcg@5"], crossfit=cf)
-    zero = estimate(run, human, lenient, ["ndcg@5"], crossfit=cf, no_answer="zero")
+    excl = estimate(run, human, lenient, ["ndcg@5"], crossfit=cf, prediction="hard")
+    zero = estimate(run, human, lenient, ["ndcg@5"], crossfit=cf, no_answer="zero", prediction="hard")
     e = excl.estimates["ndcg@5"]
     assert e.ppi_ci95[0] <= e.ppi <= e.ppi_ci95[1]
     assert e.ppi > zero.estimates["ndcg@5"].ppi  # three labeled no-answer queries leave the mean
@@ -230,34 +229,54 @@ def test_crossfit_estimate_follows_the_rule(sparse):
 
 def test_a_lucky_sample_never_gives_a_zero_width_ratio_interval():
     """Every labeled answerable query hits (recall 1), two labeled queries have no answer: not a point."""
-    from relgrade.hybrid._estimate import wilson
-
     A = np.array([1.0] * 28 + [0.0, 0.0])
     Y = A[:, None].copy()
     Yh, Ah = Y.copy(), A.copy()
     Yu, Au = np.ones((26, 1)), np.ones(26)
     res = ratio_means(Y, A, Yh, Ah, Yu, Au)
     assert res.value[0] == 1.0 and res.hi[0] == 1.0  # exactly: value <= hi
-    # recall is 0/1 here: the plus-two pseudo-queries keep the width; about as wide as Wilson's for 28 of 28
+    # recall is 0/1 here: the plus-two pseudo-queries keep the width, about that of the human-only plus-two
+    human = ratio_means(Y, A, Yh, Ah, Yu, Au, lam=0.0)
+    plain = mean_intervals(Y[A > 0])
     assert 0.85 < res.lo[0] < 0.95 and res.hi[0] - res.lo[0] > 0.05
-    # the Wilson fallback (for a zero width) is the oracle-checked guard below
-    # oracle: statsmodels' Wilson interval
-    proportion_confint = pytest.importorskip("statsmodels.stats.proportion").proportion_confint
-    for k, n in ((28, 28), (0, 12), (7, 10), (1, 3)):
-        assert wilson(k / n, n) == pytest.approx(proportion_confint(k, n, method="wilson"), abs=1e-12)
+    assert human.lo[0] == pytest.approx(plain.lo[0], abs=0.03)  # Fieller's inversion, close to the 28-query interval
+
+
+def test_ratio_interval_at_5_labeled_queries_is_informative():
+    """issue 29: at 5 labeled queries the inversion returned [0, 1] in half of the draws for mrr (human-only: never),
+    because a variance floor at -1 kept r = 0 inside; the floor is now the metric's own at each r."""
+    rng = np.random.default_rng(4)
+    counts, draws = np.zeros(4), 0
+    for _ in range(300):
+        A = (rng.random(40) < 0.8).astype(float)
+        Y = A * np.where(rng.random(40) < 0.7, 1.0, 1 / rng.integers(2, 6, 40))
+        Yh = np.clip(Y + rng.normal(0, 0.2, 40), 0, 1) * A
+        if A[:5].sum() < 2:
+            continue
+        args = (Y[:5, None], A[:5], Yh[:5, None], A[:5], Yh[5:, None], A[5:])
+        ppi, human = ratio_means(*args), ratio_means(*args, lam=0.0)
+        counts += [ppi.lo[0] > 0, human.lo[0] > 0, ppi.hi[0] - ppi.lo[0] == 1, human.hi[0] - human.lo[0] == 1]
+        draws += 1
+    ppi_rejects_0, human_rejects_0, ppi_whole, human_whole = counts / draws
+    assert ppi_rejects_0 > human_rejects_0 and ppi_whole < human_whole and ppi_whole < 0.25
+    # the mechanism itself: five answerable queries at MRR 1 and a judge that agrees rule r = 0 out
+    ones = np.ones((5, 1))
+    lucky = ratio_means(ones, np.ones(5), ones, np.ones(5), np.r_[np.ones(30), np.zeros(5)][:, None], np.ones(35))
+    assert lucky.lo[0] > 0.3 and lucky.hi[0] == 1.0
 
 
 def test_a_ppi_value_outside_the_metric_range_is_reported_inside_it_with_a_note():
-    # the judge agrees with humans on q0-q1 (hit) and says hit on q2 too, and no hit on the 20 unlabeled
-    # queries: lam = 1 and PPI++ = mean(Yhat_u) + mean(Y - Yhat) = 0 + 0.2 - 0.3 = -0.1, which a metric
-    # cannot be (and the gate would refuse as malformed)
-    run = Run.from_dict({f"q{i}": {"d1": 1.0} for i in range(30)})
-    human = {f"q{i}": {"d1": 1 if i < 2 else 0, "d2": 1} for i in range(10)}
-    judge = {f"q{i}": {"d1": 1 if i < 3 else 0, "d2": 1} for i in range(30)}
-    raw = float(np.ravel(ppi_py.ppi_mean_pointestimate(np.r_[1.0, 1.0, [0.0] * 8], np.r_[[1.0] * 3, [0.0] * 7],
-                                                       np.zeros(20)))[0])
-    assert raw == pytest.approx(-0.1)
-    e = estimate(run, human, judge, ["recall@1"], no_answer="zero").estimates["recall@1"]
+    # precision@2: the judge finds one more relevant document than the humans on every labeled query, and one on
+    # half of the 20 unlabeled ones; PPI++ = mean(Y) + lam (0.25 - mean(Yhat)) is below 0 for lam > 1/2, which
+    # a metric cannot be (and the gate would refuse as malformed), while its interval still reaches [0, 1]
+    run = Run.from_dict({f"q{i}": {"d1": 2.0, "d2": 1.0} for i in range(30)})
+    human = {f"q{i}": {"d1": 1 if i < 5 else 0, "d2": 0} for i in range(10)}
+    judge = {f"q{i}": ({"d1": 1, "d2": 1 if i < 5 else 0} if i < 10 else {"d1": 1 if i < 20 else 0, "d2": 0})
+             for i in range(30)}
+    e = estimate(run, human, judge, ["precision@2"], no_answer="zero", prediction="hard").estimates["precision@2"]
+    raw = float(np.ravel(ppi_py.ppi_mean_pointestimate(np.r_[[0.5] * 5, [0.0] * 5], np.r_[[1.0] * 5, [0.5] * 5],
+                                                       np.r_[[0.5] * 10, [0.0] * 10], lam=e.lam))[0])
+    assert raw < 0 and e.lam > 1 / 2
     assert e.ppi == 0.0 and "outside [0, 1]" in e.note
     assert e.ppi_ci95[0] == 0.0 < e.ppi_ci95[1]
 

@@ -1,118 +1,191 @@
-"""The interval functions against ppi-python and scipy called directly (the oracles)."""
+"""The PPI++ interval against ppi-python (point estimates) and the documented formula written out here."""
 
 from __future__ import annotations
 
 import numpy as np
 import ppi_py
 import pytest
-from scipy import stats
+from scipy import optimize, stats
 
 from relgrade._errors import InputError
-from relgrade.hybrid import effective_n, human_only_means, ppi_means, ppi_pvalues
+from relgrade.hybrid import human_only_means, judge_worth, plan_labels, ppi_means, ppi_pvalues
+from relgrade.hybrid._plan import human_half
+from relgrade.stats import mean_intervals
 
 
-@pytest.fixture()
-def data():
-    rng = np.random.default_rng(3)
-    Y = rng.random((40, 3))
-    Yhat = Y + rng.normal(0, [0.05, 0.3, 2.0], (40, 3))
-    Yu = rng.random((400, 3)) + rng.normal(0, [0.05, 0.3, 2.0], (400, 3))
-    return Y, Yhat, Yu
+def _augmented(y, yh, lower, upper):
+    """The labeled rows plus the documented pseudo-rows: (human, judge, weight, counts in the centre)."""
+    rows = [(a, b, 1.0, True) for a, b in zip(y, yh)]
+    if np.isin(y, (lower, upper)).all():  # 0/1: half a pseudo-query in each (human, judge) cell
+        rows += [(a, b, 0.5, True) for a in (lower, upper) for b in (lower, upper)]
+    elif np.ptp(y) == 0:  # constant: one far-bound row with the neutral judge value, variance only
+        far = lower if y.mean() - lower >= upper - y.mean() else upper
+        rows.append((far, yh.mean(), 1.0, False))
+    Y, H, w, c = (np.array(col) for col in zip(*rows))
+    return Y, H, w, c.astype(bool)
 
 
-def _documented_ppi_interval(y, yh, yu, alpha=0.05):
-    """The interval of relgrade.hybrid._ppi written out: PPI++ lam (ppi-python's element mode), Student t."""
+def _by_hand(y, yh, yu, lam, *, alpha=0.05, lower=0.0, upper=1.0, skew=True):
+    """(value, lo, hi, unclipped half-width) of the documented construction at ``lam``."""
     n, N = len(y), len(yu)
-    lam = np.clip(np.mean((y - y.mean()) * (yh - yh.mean())) / ((1 + n / N) * np.var(np.r_[yh, yu], ddof=1)), 0, 1)
-    value = lam * yu.mean() + np.mean(y - lam * yh)
-    half = stats.t.ppf(1 - alpha / 2, n - 1) * np.sqrt(lam ** 2 * np.var(yu, ddof=1) / N
-                                                      + np.var(y - lam * yh, ddof=1) / n)
-    return value, value - half, value + half
+    Y, H, w, c = _augmented(y, yh, lower, upper)
+    nv, yv, hv = w.sum(), np.average(Y, weights=w), np.average(H, weights=w)
+    Syy, Syh, Shh = (w * (Y - yv) ** 2).sum(), (w * (Y - yv) * (H - hv)).sum(), (w * (H - hv) ** 2).sum()
+    ols = Syh / Shh if Shh > 0 else 0.0
+    e = 0.0 if lam == 0 else (min(1.0, lam / ols) if ols > 0 else 1.0)
+    d = yu.mean() - np.average(H[c], weights=w[c]) if N else 0.0
+    slope = e ** 2 * (Syy - Syh ** 2 / Shh) / (nv - 2) * d ** 2 / Shh if lam > 0 else 0.0
+    V = (lam ** 2 * yu.var(ddof=1) / N if N else 0.0) + (Syy - 2 * lam * Syh + lam ** 2 * Shh) / ((nv - 1 - e) * n) + slope
+    t = stats.t.ppf(1 - alpha / 2, n - 1 - e)
+    s = 0.0
+    if skew and w.sum() == n:  # graded, no pseudo-row: Hall's correction with unbiased third cumulants
+        k3 = lam ** 3 * (stats.kstat(yu, 3) if N > 2 else 0.0) / max(N, 1) ** 2 + stats.kstat(y - lam * yh, 3) / n ** 2
+        s = float(np.clip(k3 / V ** 1.5, -0.75 / t, 0.75 / t))
+    a, b = s / 3, s / 6
+    g = lambda x: x + a * x * x + a * a * x ** 3 / 3 + b  # noqa: E731 - Hall (1992)
+    ginv = (lambda q: optimize.brentq(lambda x: g(x) - q, -60, 60)) if s else (lambda q: q)
+    se = np.sqrt(V)
+    centre = np.average(Y[c], weights=w[c]) + lam * d
+    value = y.mean() + lam * ((yu.mean() if N else 0.0) - yh.mean())
+    below, above = se * ginv(t), -se * ginv(-t)
+    lo, hi = min(centre - below, value), max(centre + above, value)
+    return value, max(lower, lo), min(upper, hi), (below + above) / 2
 
 
-def test_point_estimates_match_ppi_py_and_intervals_the_documented_formula(data):
-    Y, Yhat, Yu = data
-    lower, upper = -10.0, 10.0  # these synthetic values are not in [0, 1]
-    est = ppi_means(Y, Yhat, Yu, alpha=0.05, lower=lower, upper=upper)
-    for j in range(3):
-        point = ppi_py.ppi_mean_pointestimate(Y[:, j], Yhat[:, j], Yu[:, j], lam_optim_mode="element")
-        assert est.value[j] == pytest.approx(float(np.ravel(point)[0]), abs=1e-12)
-        value, lo, hi = _documented_ppi_interval(Y[:, j], Yhat[:, j], Yu[:, j])
-        assert est.value[j] == pytest.approx(value, abs=1e-12)
-        assert (est.lo[j], est.hi[j]) == pytest.approx((lo, hi), abs=1e-12)
-        # t with n - 1 df and ddof 1 make it wider than ppi-python's normal interval, never narrower
-        plo, phi = ppi_py.ppi_mean_ci(Y[:, j], Yhat[:, j], Yu[:, j], alpha=0.05, lam_optim_mode="element")
-        assert est.width[j] > float(phi[0] - plo[0])
-    p = ppi_pvalues(Y, Yhat, Yu, null=0.5, lower=lower, upper=upper)
-    n = Y.shape[0]
-    se = est.half / stats.t.ppf(0.975, n - 1)  # the interval's standard error
-    assert p == pytest.approx(2 * stats.t.sf(np.abs(est.value - 0.5) / se, n - 1))
-    # p < 0.05 exactly when 0.5 lies outside the interval centred on the estimate
-    assert ((p < 0.05) == (np.abs(est.value - 0.5) > est.half)).all()
+def _cases():
+    rng = np.random.default_rng(3)
+    y = rng.beta(2, 5, 12)
+    graded = (y, np.clip(y + rng.normal(0, 0.1, 12), 0, 1), rng.beta(2, 5, 60))
+    hits = (rng.random(15) < 0.7).astype(float)
+    binary = (hits, np.where(rng.random(15) < 0.15, 1 - hits, hits), (rng.random(50) < 0.7).astype(float))
+    constant = (np.ones(10), rng.random(10), rng.random(40))
+    return {"graded": graded, "binary": binary, "constant": constant}
 
 
-def test_ppi_pvalue_is_ppi_pythons_at_large_n():
+@pytest.mark.parametrize("case", ["graded", "binary", "constant"])
+def test_point_is_ppi_pythons_and_interval_the_documented_formula(case):
+    y, yh, yu = _cases()[case]
+    est = ppi_means(y, yh, yu)
+    lam = float(est.lam[0])
+    point = ppi_py.ppi_mean_pointestimate(y, yh, yu, lam=lam)
+    assert est.value[0] == pytest.approx(float(np.ravel(point)[0]), abs=1e-12)
+    value, lo, hi, half = _by_hand(y, yh, yu, lam)
+    assert (est.lo[0], est.hi[0], est.half[0]) == pytest.approx((lo, hi, half), abs=1e-9)
+    if case == "constant":
+        assert lam == 0  # constant human values say nothing about the judge's errors
+    else:
+        assert lam > 0
+
+
+@pytest.mark.parametrize("case", ["graded", "binary"])
+def test_lam_minimises_the_half_width_with_the_corrections(case):
+    y, yh, yu = _cases()[case]
+    est = ppi_means(y, yh, yu)
+    Y, H, w, _ = _augmented(y, yh, 0.0, 1.0)
+    yv, hv = np.average(Y, weights=w), np.average(H, weights=w)
+    ols = (w * (Y - yv) * (H - hv)).sum() / (w * (H - hv) ** 2).sum()
+    grid = np.linspace(0, min(1.0, ols), 2001)
+    plain = [_by_hand(y, yh, yu, lam, skew=False)[3] for lam in grid]  # the objective: t sqrt(V), no skewness
+    ours = _by_hand(y, yh, yu, float(est.lam[0]), skew=False)[3]
+    assert ours <= min(plain) * 1.002 and ours < plain[0]
+
+
+def test_lam_zero_is_the_human_only_interval_exactly():
+    for y, yh, yu in _cases().values():
+        at_zero, human, plain = ppi_means(y, yh, yu, lam=0.0), human_only_means(y), mean_intervals(y)
+        assert at_zero.lo[0] == human.lo[0] == plain.lo[0] and at_zero.hi[0] == human.hi[0] == plain.hi[0]
+        assert at_zero.half[0] == human.half[0] == plain.half[0] and at_zero.value[0] == y.mean()
+
+
+def test_never_wider_than_the_human_only_interval():
+    rng = np.random.default_rng(11)
+    for n in (5, 10, 30):
+        reps = 400
+        y = np.where(rng.random((n + 60, reps)) < 0.3, 1.0, rng.beta(2, 3, (n + 60, reps)))
+        for noise in (0.05, 0.3, None):
+            yh = rng.permutation(y) if noise is None else np.clip(y + rng.normal(0, noise, y.shape), 0, 1)
+            for Y, Yh in ((y, yh), ((y > 0.5) * 1.0, (yh > 0.5) * 1.0)):
+                est, human = ppi_means(Y[:n], Yh[:n], Yh[n:]), human_only_means(Y[:n])
+                assert (est.half <= human.half + 1e-12).all()
+                assert ((est.lam == 0) == (est.half == human.half)).all() or (est.lam > 0).any()
+
+
+def test_a_judge_agreeing_on_every_labeled_query_is_not_taken_at_its_word():
+    # issue 29: humans and judge agree on all 10 labeled queries (recall@5 = 1), the judge says 0.8 elsewhere;
+    # lam = 1 made PPI 0.80 [0.41, 1.00] beside human-only 1.00 [0.71, 1.00]
+    y = np.ones(10)
+    yu = np.r_[np.ones(32), np.zeros(8)]
+    est, human = ppi_means(y, y.copy(), yu), human_only_means(y)
+    assert 0 < est.lam[0] < 0.5 and est.value[0] > 0.95
+    assert est.half[0] < human.half[0] and est.hi[0] == 1.0
+    assert est.notes[0] is None or "lam = 1" not in est.notes[0]
+    assert est.value[0] == pytest.approx(float(np.ravel(ppi_py.ppi_mean_pointestimate(y, y, yu, lam=est.lam[0]))[0]))
+
+
+def test_a_judge_correction_that_overshoots_the_range_is_not_used():
+    # precision@2 ten labeled queries: the judge says one more relevant document everywhere, and none on the
+    # unlabeled queries: the tuned PPI interval would lie wholly below 0
+    y = np.r_[[0.5] * 5, [0.0] * 5]
+    est, human = ppi_means(y, y + 0.5, np.zeros(20)), human_only_means(y)
+    assert est.lam[0] == 0 and "wholly outside" in est.notes[0]
+    assert (est.lo[0], est.hi[0], est.value[0]) == (human.lo[0], human.hi[0], human.value[0])
+    lam = 0.7  # what the tuning chose: the un-widened interval ends below 0
+    at = ppi_means(y, y + 0.5, np.zeros(20), lam=lam).est
+    assert at.centre[0] + at.above[0] < 0
+
+
+def test_pvalue_is_the_interval_inverted_and_ppi_pythons_at_large_n():
+    y, yh, yu = _cases()["graded"]
+    est = ppi_means(y, yh, yu)
+    centre, below, above = est.est.centre[0], *_offsets(est)
+    for null in np.linspace(centre - 2 * below, centre + 2 * above, 41):
+        p = ppi_pvalues(y, yh, yu, null=null)[0]
+        inside = centre - below - 1e-9 <= null <= centre + above + 1e-9
+        if abs(null - (centre - below)) > 1e-6 and abs(null - (centre + above)) > 1e-6:
+            assert (p >= 0.05) == inside
     rng = np.random.default_rng(8)
     n, N = 4000, 20000
     y = rng.normal(0.3, 1, n)
     yhat = y + rng.normal(0.1, 0.5, n)
     yu = rng.normal(0.4, 1.1, N)
     ours = ppi_pvalues(y, yhat, yu, null=0.33, lower=-10, upper=10)[0]
-    theirs = float(np.ravel(ppi_py.ppi_mean_pval(y, yhat, yu, null=0.33))[0])
-    assert 0.001 < theirs < 0.999 and ours == pytest.approx(theirs, rel=0.02, abs=0.002)
-    assert ours >= theirs * 0.98  # t with ddof 1: never the optimistic one
+    lam = float(ppi_means(y, yhat, yu, lower=-10, upper=10).lam[0])
+    theirs = float(np.ravel(ppi_py.ppi_mean_pval(y, yhat, yu, null=0.33, lam=lam))[0])
+    assert 0.001 < theirs < 0.999 and ours == pytest.approx(theirs, rel=0.03, abs=0.003)
 
 
-def test_power_tuning_beats_plain_ppi_for_a_noisy_judge(data):
-    Y, Yhat, Yu = data
-    tuned = ppi_means(Y[:, 2], Yhat[:, 2], Yu[:, 2], lower=-10, upper=10)
-    lo, hi = ppi_py.ppi_mean_ci(Y[:, 2], Yhat[:, 2], Yu[:, 2], alpha=0.05, lam=1)
+def _offsets(est):
+    """(below, above): the un-widened interval's offsets from its centre."""
+    return est.est.below[0], est.est.above[0]
+
+
+def test_power_tuning_beats_plain_ppi_for_a_noisy_judge():
+    rng = np.random.default_rng(3)
+    y = rng.random(40)
+    yh = y + rng.normal(0, 2.0, 40)
+    yu = rng.random(400) + rng.normal(0, 2.0, 400)
+    tuned = ppi_means(y, yh, yu, lower=-10, upper=10)
+    lo, hi = ppi_py.ppi_mean_ci(y, yh, yu, alpha=0.05, lam=1)
     assert tuned.width[0] < float(hi[0] - lo[0])
 
 
-def test_human_only_is_the_student_t_interval(data):
-    Y = data[0]
-    est = human_only_means(Y)
-    for j in range(3):
-        half = stats.t.ppf(0.975, len(Y) - 1) * Y[:, j].std(ddof=1) / np.sqrt(len(Y))
-        m = Y[:, j].mean()
-        assert (est.lo[j], est.hi[j]) == pytest.approx((max(0.0, m - half), min(1.0, m + half)))
-        assert est.value[j] == pytest.approx(Y[:, j].mean())
+def test_human_only_is_the_student_t_interval_for_a_symmetric_sample_and_halls_for_a_skewed_one():
+    x = np.linspace(0.0, 0.9, 10)  # no skewness: the t interval
+    est = human_only_means(x)
+    half = stats.t.ppf(0.975, 9) * x.std(ddof=1) / np.sqrt(10)
+    assert (est.lo[0], est.hi[0]) == pytest.approx((x.mean() - half, x.mean() + half))
+    skewed = np.array([0.0, 0.05, 0.05, 0.1, 0.1, 0.1, 0.2, 0.3, 0.9, 1.0])
+    value, lo, hi, half = _by_hand(skewed, np.zeros(10), np.zeros(0), 0.0)
+    est = human_only_means(skewed)
+    assert (est.lo[0], est.hi[0], est.half[0]) == pytest.approx((lo, hi, half))
+    assert est.hi[0] - skewed.mean() > skewed.mean() - est.lo[0]  # reaches further towards the long tail
 
 
-def test_constant_judge_falls_back_to_lam_zero_with_a_note(data):
-    Y = data[0][:, 0]
-    est = ppi_means(Y, np.ones_like(Y), np.ones(100))
-    human = human_only_means(Y)
-    point = ppi_py.ppi_mean_pointestimate(Y, np.ones_like(Y), np.ones(100), lam=0)
-    assert est.value[0] == pytest.approx(float(np.ravel(point)[0])) == pytest.approx(Y.mean())
-    assert (est.lo[0], est.hi[0]) == pytest.approx((human.lo[0], human.hi[0]))
-    assert "lam = 0" in est.notes[0]
-    assert np.isfinite(est.lo).all()
-
-
-def test_a_lucky_sample_never_gives_a_zero_width_interval():
-    # issue 14: humans and judge agree on all 10 labeled queries (recall@5 = 1), the judge says 0.84 overall
-    Y = np.ones(10)
-    Yu = np.r_[np.ones(32), np.zeros(8)]
-    est = ppi_means(Y, Y.copy(), Yu)
-    n = 10
-    point = ppi_py.ppi_mean_pointestimate(Y, Y.copy(), Yu, lam=1)  # the fallback: lam = 1, plain PPI
-    assert est.value[0] == pytest.approx(float(np.ravel(point)[0]))
-    # a 0/1 metric: plus-two, two pseudo-queries (human 0, judge 1) and (human 1, judge 0); with lam = 1 their
-    # rectifiers are -1 and 1 beside the ten 0s
-    plus = np.r_[np.zeros(n), -1.0, 1.0]
-    t = stats.t.ppf(0.975, n - 1)
-    half = t * np.sqrt(np.var(Yu, ddof=1) / len(Yu) + np.var(plus, ddof=1) / n)
-    centre = Yu.mean() + plus.mean()
-    assert (est.lo[0], est.hi[0]) == pytest.approx((centre - half, min(1.0, centre + half)))
-    assert est.width[0] > 0.2 and est.floored[0] and "lam = 1" in est.notes[0]
-    assert "metric is constant" not in est.notes[0]
-    human = human_only_means(Y)
-    assert human.width[0] > 0.2 and human.floored[0] and human.hi[0] == 1.0
-    hplus = np.r_[Y, 0.0, 1.0]  # plus-two on the human values
-    assert human.lo[0] == pytest.approx(hplus.mean() - t * np.sqrt(np.var(hplus, ddof=1) / n))
-    assert effective_n(n, human.width[0], est.width[0], floored=True) is None
+def test_constant_judge_falls_back_to_lam_zero_with_a_note():
+    y = _cases()["graded"][0]
+    est, human = ppi_means(y, np.ones_like(y), np.ones(100)), human_only_means(y)
+    assert est.value[0] == pytest.approx(y.mean()) and est.lam[0] == 0
+    assert (est.lo[0], est.hi[0]) == (human.lo[0], human.hi[0]) and "lam = 0" in est.notes[0]
 
 
 def test_degenerate_inputs_are_explicit():
@@ -126,9 +199,27 @@ def test_degenerate_inputs_are_explicit():
     human = human_only_means([0.2, 0.4, 0.9])
     assert (everyone.lo[0], everyone.hi[0]) == (human.lo[0], human.hi[0])
     assert "every query is human-labeled" in everyone.notes[0]
-    assert effective_n(10, 0.2, 0.1) == pytest.approx(40.0)
-    assert effective_n(10, 0.0, 0.0) is None
-    assert effective_n(10, 0.0, 0.1) is None
+    one = ppi_means([0.2, 0.4, 0.9, 0.5], [0.1, 0.5, 0.7, 0.4], [0.3])  # one unlabeled query: finite
+    assert np.isfinite([one.lo[0], one.hi[0], one.value[0]]).all()
+
+
+def test_judge_worth_and_the_plan_use_the_human_only_formula():
+    y, yh, yu = _cases()["graded"]
+    est, human = ppi_means(y, yh, yu), human_only_means(y)
+    n, s = len(y), float(human.est.skew[0])
+    worth = judge_worth(n=n, human_half_n=human.half[0], ppi_half=est.half[0], skew_n=s, lam=est.lam[0])
+    assert worth > n and human_half(worth, n=n, half_n=human.half[0], skew_n=s, alpha=0.05) == \
+        pytest.approx(est.half[0], rel=1e-3)
+    assert human_half(n, n=n, half_n=human.half[0], skew_n=s, alpha=0.05) == pytest.approx(human.half[0])
+    assert judge_worth(n=n, human_half_n=human.half[0], ppi_half=human.half[0], skew_n=s, lam=0.0) is None
+    plan = plan_labels(2 * human.half[0], n=n, population=n + len(yu), human_half_n=human.half[0], skew_n=s,
+                       ppi_half=est.half[0], moments=None)
+    assert plan.human_queries == n  # the current human-only width needs the current labels
+    wide = plan_labels(2 * human.half[0] / 2, n=n, population=1000, human_half_n=human.half[0], skew_n=s,
+                       ppi_half=est.half[0], moments=None)
+    assert 3.2 * n < wide.human_queries <= 4 * n  # half the width: four times the queries, less as t shrinks
+    assert plan_labels(0.001, n=n, population=72, human_half_n=human.half[0], skew_n=s, ppi_half=est.half[0],
+                       moments=None).human_queries is None
 
 
 def test_importing_ppi_leaves_warning_filters_alone():

@@ -25,7 +25,7 @@ def test_rankings_taus_and_tests_match_the_oracles(world):
     runs = {name: Run.from_dict(r, name=name) for name, r in runs_raw.items()}
     runs["c"] = Run.from_dict({q: {d: float(s) for d, s in zip(docs, rng.random(len(docs)))}
                                for q, docs in runs_raw["a"].items()}, name="c")
-    rep = rank_systems(runs, human, judge, "ndcg@5", n_boot=200, n_perm=2000)
+    rep = rank_systems(runs, human, judge, "ndcg@5", n_boot=200, n_perm=2000, prediction="hard")  # judge grades
     labeled = list(human)
     H = {n: _mean(human, r, "ndcg@5", labeled) for n, r in runs.items()}
     J = {n: _mean(judge, r, "ndcg@5", list(judge)) for n, r in runs.items()}
@@ -49,7 +49,7 @@ def test_a_judge_that_prefers_the_other_system_flips_the_pair(world):
     runs = {n: Run.from_dict(r, name=n) for n, r in runs_raw.items()}
     # the judge inverts relevance: what humans find relevant it grades 0 and vice versa
     inverted = {q: {d: 3 - g for d, g in docs.items()} for q, docs in truth.items()}
-    rep = rank_systems(runs, human, inverted, "ndcg@5", n_boot=100, n_perm=500)
+    rep = rank_systems(runs, human, inverted, "ndcg@5", n_boot=100, n_perm=500, prediction="hard")
     ha, hb = rep.values["human"]["a"], rep.values["human"]["b"]
     ja, jb = rep.values["judge"]["a"], rep.values["judge"]["b"]
     assert np.sign(hb - ha) == -np.sign(jb - ja)

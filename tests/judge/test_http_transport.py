@@ -99,7 +99,9 @@ def test_auth_failure_on_http_names_the_variable_and_hides_the_key(fakes, tmp_pa
             judge_pairs(_pairs([("a", 1, ""), ("b", 2, "")]), model=MODEL, store=tmp_path / "s.sqlite",
                         api_base=srv.base_url, api_key=fake_key, config=fast_config(transport="http", concurrency=1),
                         handle_sigint=False)
-        assert srv.stats()["requests"] == 1  # the second pair is never sent after a fatal error
+        # the preflight's free GET /models/<model> got the 401: no chat request at all (issue 25); a 401 on a chat
+        # request stops the run after one request (test_judge_server.py::test_fail_fast_on_client_errors)
+        assert srv.stats()["requests"] == 0 and srv.stats()["probes"] == 1
     assert "authentication failed for openai: set OPENAI_API_KEY" in str(err.value)
     assert fake_key not in str(err.value) and fake_key[8:] not in str(err.value)
 

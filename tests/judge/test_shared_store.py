@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -45,7 +46,7 @@ def _check_grades(out: Path, n: int) -> None:
 
 def _calls(stdout: str) -> int:
     line = next(x for x in stdout.splitlines() if x.startswith("judged "))
-    return int(line.split(" calls, ")[0].rsplit(" ", 1)[1])
+    return int(re.search(r"(\d+) calls?, ", line).group(1))
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -57,3 +57,23 @@ def test_bad_json_line_and_unknown_format(tmp_path):
         read_items(trec)
     with pytest.raises(InputError, match="no such items file"):
         read_items(tmp_path / "missing.csv")
+
+
+def test_a_blind_sample_keeps_the_judge_beside_it_and_show_judge_reads_it_from_there(tmp_path):
+    """relgrade sample writes items.csv blind to the judge and items.judge.csv beside it (issue 25)."""
+    from relgrade.calibration import sample_pairs, with_texts, write_sample
+    from relgrade.label._items import judge_file_for, with_judge_grades
+
+    judge = {f"q{q}": {f"d{d}": (q + d) % 4 for d in range(3)} for q in range(4)}
+    drawn = with_texts(sample_pairs(judge, n=2, seed=0), queries={q: f"question {q}" for q in judge},
+                       texts={f"d{d}": f"chunk {d}" for d in range(3)})
+    items_path = write_sample(drawn, tmp_path / "items.csv", model="openai/x")
+    assert judge_file_for(items_path) == tmp_path / "items.judge.csv"
+    header = items_path.read_text(encoding="utf-8").splitlines()[0]
+    assert "judge" not in header and "stratum" not in header
+    items = read_items(items_path)
+    assert items and all(it.judge_grade is None for it in items)  # the page gets nothing to anchor on
+    shown = with_judge_grades(items, items_path)  # --show-judge: from the file beside
+    assert [it.judge_grade for it in shown] == [judge[it.query_id][it.doc_id] for it in items]
+    (tmp_path / "items.judge.csv").unlink()
+    assert with_judge_grades(items, items_path) == items

@@ -64,4 +64,4 @@ def test_api_labels_validates_and_commits_at_once(label_server, items_file):
     assert [(lab["doc_id"], lab["grade"]) for lab in mine["labels"]] == [("d0", 2)]
     assert db.execute("SELECT count(*) FROM labels").fetchone()[0] == 1
     stderr = server.stop()
-    assert "stopped; 1 labels" in stderr and "Traceback" not in stderr
+    assert "stopped; 1 label in" in stderr and "Traceback" not in stderr

@@ -13,20 +13,10 @@ and :func:`read_human`. Every statistic carries a 95% CI from a bootstrap over q
 BCa above 100 queries).
 """
 
-from relgrade.calibration._agreement import (
-    Agreement,
-    CalibrationReport,
-    Disagreement,
-    HumanAgreement,
-    Verdict,
-    agreement,
-    band_of,
-    check_labels_in_scale,
-    disagreements,
-    human_agreement,
-    verdict,
-)
+from relgrade.calibration._agreement import agreement
+from relgrade.calibration._ceiling import human_agreement
 from relgrade.calibration._crossfit import CrossFit, crossfit_mapping
+from relgrade.calibration._disagreements import Disagreement, disagreements
 from relgrade.calibration._fingerprint import LabelFingerprint
 from relgrade.calibration._inputs import HumanLabels, JudgeLabels, read_human, read_judge
 from relgrade.calibration._mapping import (
@@ -37,7 +27,9 @@ from relgrade.calibration._mapping import (
     fit_mapping,
     identity_mapping,
 )
+from relgrade.calibration._pairs import check_labels_in_scale
 from relgrade.calibration._report import render_combination, render_disagreements, render_page, render_sections
+from relgrade.calibration._results import Agreement, CalibrationReport, HumanAgreement, Verdict
 from relgrade.calibration._sample import (
     DEFAULT_DESIGN,
     DESIGNS,
@@ -54,6 +46,7 @@ from relgrade.calibration._sample import (
     with_texts,
     write_sample,
 )
+from relgrade.calibration._verdict import band_of, verdict
 
 __all__ = [
     "DEFAULT_DESIGN",

@@ -11,11 +11,14 @@ an explicit seed. Every statistic of the confusion matrix (kappas, binary kappa,
 per-grade precision/recall) gets a *studentized* (bootstrap-t) interval (BCa above
 :data:`STUDENTIZED_MAX_QUERIES` queries, where it is as good and far cheaper): each replicate is standardised by
 its own leave-one-query-out jackknife standard error, computed from per-query confusion matrices
-(replicate = weighted sum, jackknife = replicate minus one query), a few array operations. Spearman,
-Kendall, AUC and the human-human ceiling get BCa intervals (jackknife acceleration). The plain percentile
-interval held the true kappa in 88% of draws at 12 queries (issue 14), BCa hardly better (0.918 in our
-simulation), bootstrap-t 0.951; ``tests/stats/test_coverage.py`` and ``benchmarks/intervals_trec_dl.py``
-measure it. With fewer than :data:`FEW_QUERIES` queries the report says plainly that the CI is approximate.
+(replicate = weighted sum, jackknife = replicate minus one query), a few array operations; the kappas and alpha
+on Fisher's atanh scale, and no side narrower than Student's t with n - 1 df
+(:func:`relgrade.stats.studentized_ci`, named by :data:`relgrade._intervals.STUDENTIZED` in the JSON and HTML).
+Spearman, Kendall, AUC and the human-human ceiling get BCa intervals (jackknife acceleration). At 12 queries
+drawn from TREC DL 2020 with LLM-like judges BCa held the population kappa in 89-90% of draws, plain
+bootstrap-t in 94%, the interval used now in 95%; ``tests/stats/test_coverage.py`` and
+``benchmarks/intervals_trec_dl.py`` measure the interval used now. With fewer than :data:`FEW_QUERIES` queries
+the report says plainly that the CI is approximate.
 
 Weights: ``weights={(query_id, doc_id): w}`` (inclusion weights ``1 / pi`` of a ``relgrade sample --design
 strata`` sample) make every statistic a function of the weighted (Horvitz-Thompson) confusion matrix, so
@@ -26,391 +29,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from relgrade._errors import InputError
+from relgrade._intervals import BCA, calibration_ci
 from relgrade.calibration import _stats as S
+from relgrade.calibration._ceiling import human_agreement
+from relgrade.calibration._continuous import continuous as _continuous
+from relgrade.calibration._intervals import bca_agreement, jackknife_weights
+from relgrade.calibration._pairs import Pairs, align, check_labels_in_scale, check_scale, check_threshold, pair_weights
+from relgrade.calibration._results import (
+    APPROX_NOTE, DEFAULT_SCALE, FEW_QUERIES, STUDENTIZED_MAX_QUERIES, Agreement, CalibrationReport,
+    Labels, Scores,
+)
+from relgrade.calibration._verdict import LOCAL_NOTE, verdict
 from relgrade.stats import studentized_ci
 
-Labels = Mapping[str, Mapping[str, int]]
-Scores = Mapping[str, Mapping[str, float]]
-
-DEFAULT_SCALE = (0, 1, 2, 3)
-TARGET_HALFWIDTH = 0.05
-FEW_QUERIES = 30  # below this many queries the report calls its CIs approximate
-CI_METHOD = "studentized"  # bootstrap-t over queries, jackknife standard errors (relgrade.stats._bootstrap)
-STUDENTIZED_MAX_QUERIES = 100  # above: BCa (cost O(B Q) instead of O(B Q^2); few-cluster bias gone by then)
-CI_METHOD_CONTINUOUS = "BCa"  # Spearman, Kendall, AUC and the human ceiling: BCa, jackknife acceleration
-APPROX_NOTE = ("{nq} queries: the 95% CIs (studentized bootstrap over queries) are approximate below {few} "
-               "queries; label more queries for intervals you can lean on")
-
-# Landis & Koch (1977), "The measurement of observer agreement for categorical data", Biometrics 33:159-174.
-BANDS = (
-    (0.0, "poor"),
-    (0.20, "slight"),
-    (0.40, "fair"),
-    (0.60, "moderate"),
-    (0.80, "substantial"),
-    (1.0, "almost perfect"),
-)
-ACTIONS = {
-    "poor": "do not use judge labels",
-    "slight": "do not use judge labels",
-    "fair": "do not use judge labels alone",
-    "moderate": "use judge labels only together with human labels (hybrid / prediction-powered estimates)",
-    "substantial": "judge labels can rank systems; keep auditing a human sample",
-    "almost perfect": "judge labels can stand in for human labels; keep a periodic human audit",
-}
-LOCAL_NOTE = (
-    "the judge is the embedded local model ({model}): a plumbing default with near-zero agreement, "
-    "unreliable for decisions; use a stronger judge model for real labels"
-)
-
-
-@dataclass(frozen=True)
-class Agreement:
-    """A statistic, its 95% query-bootstrap CI (studentized or BCa; None when not computable) and its pairs.
-
-    ``value`` is NaN when the statistic is undefined (e.g. kappa when both raters used one grade only).
-    """
-
-    value: float
-    ci95: tuple[float, float] | None
-    n: int
-
-    def to_dict(self) -> dict[str, Any]:
-        value = None if not math.isfinite(self.value) else round(float(self.value), 6)
-        ci = None if self.ci95 is None else [round(self.ci95[0], 6), round(self.ci95[1], 6)]
-        return {"value": value, "ci95": ci, "n": self.n}
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """Landis & Koch band of the *unweighted* Cohen's kappa, its CI, what to do, and labels needed.
-
-    ``labels_needed`` is the total number of labeled pairs for a CI half-width of ``target``, from
-    the half-width scaling as ``1 / sqrt(n)``: ``n_needed = n * (halfwidth / target)^2``.
-    """
-
-    band: str
-    statistic: str
-    value: float
-    ci95: tuple[float, float] | None
-    action: str
-    text: str
-    labels_needed: int | None
-    more_labels: int | None
-    target_halfwidth: float = TARGET_HALFWIDTH
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "band": self.band,
-            "statistic": self.statistic,
-            "value": None if not math.isfinite(self.value) else round(self.value, 6),
-            "ci95": None if self.ci95 is None else [round(x, 6) for x in self.ci95],
-            "action": self.action,
-            "text": self.text,
-            "labels_needed": self.labels_needed,
-            "more_labels": self.more_labels,
-            "target_halfwidth": self.target_halfwidth,
-        }
-
-
-@dataclass(frozen=True)
-class HumanAgreement:
-    """Human-human agreement (the ceiling) on pairs labeled by two or more annotators.
-
-    ``pairwise_kappa`` is Cohen's kappa averaged over annotator pairs (each on the items both
-    labeled), ``alpha`` Krippendorff's ordinal alpha across all annotators; ``judge_kappa`` the
-    judge's kappa against each annotator on the same items, averaged; ``gap`` is
-    ``pairwise_kappa - judge_kappa`` with a paired bootstrap CI.
-    """
-
-    n_annotators: int
-    n_pairs: int
-    n_queries: int
-    pairwise_kappa: Agreement
-    alpha: Agreement
-    judge_kappa: Agreement | None
-    gap: Agreement | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "n_annotators": self.n_annotators,
-            "n_pairs": self.n_pairs,
-            "n_queries": self.n_queries,
-            "pairwise_kappa": self.pairwise_kappa.to_dict(),
-            "krippendorff_alpha": self.alpha.to_dict(),
-            "judge_kappa": None if self.judge_kappa is None else self.judge_kappa.to_dict(),
-            "gap": None if self.gap is None else self.gap.to_dict(),
-        }
-
-
-@dataclass(frozen=True)
-class CalibrationReport:
-    """Everything ``relgrade calibrate`` says about one judge against the human labels."""
-
-    judge: str
-    model: str | None
-    scale: tuple[int, ...]
-    binary_threshold: int
-    n_pairs: int
-    n_queries: int
-    kappa: Agreement
-    kappa_linear: Agreement
-    kappa_quadratic: Agreement
-    binary_kappa: Agreement
-    krippendorff_alpha: Agreement
-    accuracy: Agreement
-    leniency: Agreement
-    confusion_matrix: tuple[tuple[int, ...], ...]
-    per_grade: Mapping[int, Mapping[str, Agreement]]
-    judge_distribution: tuple[int, ...]
-    human_distribution: tuple[int, ...]
-    continuous: Mapping[str, Agreement]
-    verdict: Verdict
-    human_agreement: HumanAgreement | None = None
-    n_unjudged: int = 0
-    n_judge_only: int = 0
-    n_human_only: int = 0
-    notes: tuple[str, ...] = ()
-    n_boot: int = 1000
-    seed: int = 0
-    mapping: Any = None  # a GradeMapping attached by the caller (see relgrade.calibration.fit_mapping)
-    weighted: bool = False  # statistics from the inclusion-weighted confusion matrix
-    extra: Mapping[str, Any] = field(default_factory=dict)
-
-    def row_normalised(self) -> list[list[float | None]]:
-        out = []
-        for row in self.confusion_matrix:
-            total = sum(row)
-            out.append([round(c / total, 6) if total else None for c in row])
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "judge": self.judge,
-            "model": self.model,
-            "scale": list(self.scale),
-            "binary_threshold": self.binary_threshold,
-            "n_pairs": self.n_pairs,
-            "n_queries": self.n_queries,
-            "n_unjudged": self.n_unjudged,
-            "n_judge_only": self.n_judge_only,
-            "n_human_only": self.n_human_only,
-        }
-        for name in ("kappa", "kappa_linear", "kappa_quadratic", "binary_kappa", "krippendorff_alpha", "accuracy"):
-            out[name] = getattr(self, name).to_dict()
-        out["leniency"] = self.leniency.to_dict()
-        out["confusion_matrix"] = {
-            "rows": "human",
-            "columns": "judge",
-            "labels": list(self.scale),
-            "counts": [list(r) for r in self.confusion_matrix],
-            "row_normalised": self.row_normalised(),
-        }
-        out["per_grade"] = {
-            str(g): {k: v.to_dict() for k, v in stats.items()} for g, stats in self.per_grade.items()
-        }
-        out["distribution"] = {
-            "judge": dict(zip(map(str, self.scale), self.judge_distribution)),
-            "human": dict(zip(map(str, self.scale), self.human_distribution)),
-        }
-        for name, value in self.continuous.items():
-            out[name] = value.to_dict()
-        out["verdict"] = self.verdict.to_dict()
-        out["human_agreement"] = None if self.human_agreement is None else self.human_agreement.to_dict()
-        if self.mapping is not None:
-            out["mapping"] = self.mapping.to_dict()
-        out["notes"] = list(self.notes)
-        studentized = self.n_queries <= STUDENTIZED_MAX_QUERIES
-        out["bootstrap"] = {"n_boot": self.n_boot, "seed": self.seed, "resamples": "queries",
-                            "interval": "studentized (bootstrap-t, leave-one-query-out jackknife standard errors)"
-                            if studentized else "BCa (leave-one-query-out jackknife acceleration)",
-                            "interval_continuous_and_human": "BCa (leave-one-query-out jackknife acceleration)",
-                            "approximate": self.n_queries < FEW_QUERIES}
-        out["weighted"] = self.weighted
-        out.update(self.extra)
-        return out
-
-
-# -- validation -------------------------------------------------------------------------------------
-
-
-def check_scale(scale: Sequence[int]) -> tuple[int, ...]:
-    values = tuple(int(s) for s in scale)
-    if len(values) < 2 or list(values) != sorted(set(values)):
-        raise InputError(f"scale must be at least two increasing distinct grades, got {list(scale)}; e.g. --scale 0-3")
-    return values
-
-
-def check_threshold(threshold: int, scale: tuple[int, ...]) -> int:
-    if threshold not in scale or threshold == scale[0]:
-        raise InputError(
-            f"binary threshold {threshold} must be a grade of the scale {list(scale)} above its lowest; "
-            "e.g. --threshold 2 (grade >= 2 counts as relevant)"
-        )
-    return int(threshold)
-
-
-def check_labels_in_scale(labels: Labels, scale: Sequence[int], *, what: str) -> None:
-    """Raise InputError with the count and one example when a grade is outside ``scale`` (no clipping)."""
-    allowed = set(scale)
-    bad = [(q, d, g) for q, docs in labels.items() for d, g in docs.items() if g not in allowed]
-    if bad:
-        q, d, g = bad[0]
-        raise InputError(
-            f"{what}: {len(bad)} label(s) outside the scale {list(scale)}, e.g. query {q!r} doc {d!r} grade {g}; "
-            "fix the labels or declare the scale with --scale"
-        )
-
-
-# -- the verdict ------------------------------------------------------------------------------------
-
-
-def band_of(value: float) -> str:
-    """Landis & Koch band: <0 poor, <=0.20 slight, <=0.40 fair, <=0.60 moderate, <=0.80 substantial, else almost perfect."""
-    if not math.isfinite(value):
-        return "undefined"
-    if value < 0:
-        return "poor"
-    for upper, name in BANDS[1:]:
-        if value <= upper + 1e-12:
-            return name
-    return "almost perfect"
-
-
-def verdict(kappa: Agreement, *, n_pairs: int, n_queries: int, model: str | None = None,
-            target: float = TARGET_HALFWIDTH, method: str | None = None) -> Verdict:
-    """Plain verdict on the unweighted kappa, e.g. ``fair (κ 0.29, 95% CI 0.24–0.34): do not use judge labels alone``.
-
-    ``method`` (e.g. ``"BCa"``) names the interval in the text; below :data:`FEW_QUERIES` queries the text
-    says the CI is approximate.
-    """
-    band = band_of(kappa.value)
-    if band == "undefined":
-        text = "undefined: kappa cannot be computed (both raters used a single grade); label a more varied sample"
-        return Verdict(band, "kappa", kappa.value, kappa.ci95, "label a more varied sample", text, None, None, target)
-    action = ACTIONS[band]
-    ci = kappa.ci95
-    kind = f"{method} " if method else ""
-    if ci:
-        ci_text = f", 95% {kind}CI {ci[0]:.2f}–{ci[1]:.2f}"
-    elif n_queries < 2:
-        ci_text = ", no CI (needs >= 2 queries)"
-    else:  # e.g. a judge that gives one grade to every labeled pair: kappa 0 on every resample
-        ci_text = ", no CI: κ is the same on every resample of queries (a judge with one grade on every labeled pair has κ 0 by construction)"
-    text = f"{band} (κ {kappa.value:.2f}{ci_text}): {action}"
-    if ci and n_queries < FEW_QUERIES:
-        text += f"; with {n_queries} queries the CI is approximate"
-    needed = more = None
-    if ci:
-        lo_band, hi_band = band_of(ci[0]), band_of(ci[1])
-        if lo_band != hi_band:
-            text += f"; the CI spans {lo_band} to {hi_band}"
-        half = (ci[1] - ci[0]) / 2
-        if half <= target + 1e-9:
-            text += f"; the CI is already within ±{target:.2f}"
-            needed, more = n_pairs, 0
-        else:
-            factor = (half / target) ** 2
-            needed = int(math.ceil(n_pairs * factor - 1e-9))
-            more = needed - n_pairs
-            more_queries = int(math.ceil(n_queries * factor - 1e-9)) - n_queries
-            text += (f"; about {more} more labeled pairs (≈ {more_queries} more queries at the current pairs per "
-                     f"query) would shrink the CI to ±{target:.2f}")
-    if model and model.startswith("local/"):
-        text += "; " + LOCAL_NOTE.format(model=model)
-    return Verdict(band, "kappa", kappa.value, ci, action, text, needed, more, target)
-
-
-# -- the core ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Pairs:
-    """Aligned arrays of the pairs both raters labeled: query index, scale positions, optional score."""
-
-    queries: tuple[str, ...]
-    keys: tuple[tuple[str, str], ...]
-    group: np.ndarray
-    human: np.ndarray
-    judge: np.ndarray
-    score: np.ndarray | None
-
-
-def align(judge: Labels, human: Labels, scale: tuple[int, ...], expected: Scores | None = None) -> Pairs:
-    """The pairs labeled by both, in a stable order (query, then doc id)."""
-    pos = {g: i for i, g in enumerate(scale)}
-    keys, groups, h, j, s = [], [], [], [], []
-    queries: list[str] = []
-    for q in sorted(set(judge) & set(human)):
-        docs = sorted(set(judge[q]) & set(human[q]))
-        if not docs:
-            continue
-        qi = len(queries)
-        queries.append(q)
-        for d in docs:
-            keys.append((q, d))
-            groups.append(qi)
-            h.append(pos[human[q][d]])
-            j.append(pos[judge[q][d]])
-            if expected is not None:
-                value = expected.get(q, {}).get(d)
-                s.append(np.nan if value is None else float(value))
-    score = None
-    if expected is not None:
-        arr = np.asarray(s, dtype=np.float64)
-        score = arr if np.isfinite(arr).any() else None
-    return Pairs(tuple(queries), tuple(keys), np.asarray(groups, dtype=np.int64), np.asarray(h, dtype=np.int64),
-                 np.asarray(j, dtype=np.int64), score)
-
-
-def _agg(value: float, reps: np.ndarray | None, n: int, jack: np.ndarray | None = None) -> Agreement:
-    """The statistic with its BCa interval (percentile when no jackknife is given)."""
-    from relgrade.stats import bca_ci, percentile_ci
-
-    if reps is None:
-        ci = None
-    elif jack is None:
-        ci = percentile_ci(reps)
-    else:
-        ci = bca_ci(float(value), reps, jack)
-    return Agreement(float(value), ci, n)
-
-
-def jackknife_weights(n_queries: int) -> np.ndarray:
-    """Leave-one-query-out multiplicities ``(Q, Q)``: ``1 - I`` (row i drops query i)."""
-    return np.ones((n_queries, n_queries)) - np.eye(n_queries)
-
-
-def pair_weights(pairs: Pairs, weights: Mapping[tuple[str, str], float] | None) -> np.ndarray | None:
-    """Per-pair inclusion weights aligned with ``pairs.keys`` (None: all 1); every pair needs a positive weight."""
-    if weights is None:
-        return None
-    out = np.empty(len(pairs.keys))
-    for i, key in enumerate(pairs.keys):
-        w = weights.get(key)
-        if w is None:
-            raise InputError(f"weights: no weight for query {key[0]!r} doc {key[1]!r}; give every labeled pair its "
-                             "inclusion weight (the 'weight' column of a relgrade sample file)")
-        w = float(w)
-        if not (math.isfinite(w) and w > 0):
-            raise InputError(f"weights: query {key[0]!r} doc {key[1]!r} has weight {w}; weights must be positive "
-                             "numbers (1 / inclusion probability)")
-        out[i] = w
-    return out
-
-
-def _pair_stat(fn, weights_q: np.ndarray, group: np.ndarray, chunk: int = 100) -> np.ndarray:
-    """Apply a weighted per-pair statistic over bootstrap replicates, in chunks to bound memory."""
-    out = []
-    for start in range(0, weights_q.shape[0], chunk):
-        out.append(fn(weights_q[start:start + chunk][:, group]))
-    return np.concatenate(out) if out else np.empty(0)
+__all__ = ["Agreement", "CalibrationReport", "Pairs", "agreement", "align", "check_scale"]
 
 
 def agreement(
@@ -479,14 +115,14 @@ def agreement(
     if nq < 2:
         notes.append("one query only: no bootstrap CI (the bootstrap resamples queries and needs at least 2)")
     elif boot_ok and nq < FEW_QUERIES:
-        notes.append(APPROX_NOTE.format(nq=nq, few=FEW_QUERIES))
+        notes.append(APPROX_NOTE.format(nq=nq, few=FEW_QUERIES, method=calibration_ci(nq, STUDENTIZED_MAX_QUERIES)))
     if pw is not None:
         notes.append("weighted by the pairs' inclusion weights: every statistic estimates the population value "
                      "(weighted confusion matrix); the confusion matrix shown holds sample counts")
     rng = np.random.default_rng(seed)
     weights_q = S.query_weights(nq, n_boot, rng) if boot_ok else None
     jack_q = jackknife_weights(nq) if boot_ok else None
-    method = CI_METHOD if nq <= STUDENTIZED_MAX_QUERIES else "BCa"
+    method = calibration_ci(nq, STUDENTIZED_MAX_QUERIES).name
 
     from sklearn.metrics import cohen_kappa_score
 
@@ -501,13 +137,14 @@ def agreement(
             return float("nan")
         return float(cohen_kappa_score(a, b, labels=lab, weights=weights_name, sample_weight=pw))
 
-    def studentized(value: float, fn, n_: int, bounds=(-1.0, 1.0)) -> Agreement:
-        """``fn`` of confusion matrices ``(..., k, k)``: the bootstrap-t interval (relgrade.stats)."""
+    def studentized(value: float, fn, n_: int, bounds=(-1.0, 1.0), scale="atanh") -> Agreement:
+        """``fn`` of confusion matrices ``(..., k, k)``: the bootstrap-t interval (relgrade.stats), on the atanh
+        scale for the statistics in [-1, 1] (kappas, alpha)."""
         if weights_q is None:
             return Agreement(float(value), None, n_)
-        if method == "BCa":  # many queries: BCa is as good there and O(B Q) instead of O(B Q^2)
-            return _agg(value, fn(S.resample(per_query, weights_q)), n_, fn(S.resample(per_query, jack_q)))
-        return Agreement(float(value), studentized_ci(fn, per_query, weights_q, bounds=bounds), n_)
+        if method == BCA.name:  # many queries: BCa is as good there and O(B Q) instead of O(B Q^2)
+            return bca_agreement(value, fn(S.resample(per_query, weights_q)), n_, fn(S.resample(per_query, jack_q)))
+        return Agreement(float(value), studentized_ci(fn, per_query, weights_q, bounds=bounds, scale=scale), n_)
 
     stats: dict[str, Agreement] = {}
     for key, w in (("kappa", "unweighted"), ("kappa_linear", "linear"), ("kappa_quadratic", "quadratic")):
@@ -517,20 +154,20 @@ def agreement(
     hb, jb = (h_grades >= threshold).astype(int), (j_grades >= threshold).astype(int)
     stats["binary_kappa"] = studentized(sk_kappa(None, hb, jb, [0, 1]), lambda c: S.kappa(S.binarise(c, cut)), n)
     alpha_value = _kripp(h_grades, j_grades, scale) if pw is None else float(S.ordinal_alpha(S.coincidences_two(conf)))
-    stats["krippendorff_alpha"] = studentized(alpha_value, lambda c: S.ordinal_alpha(S.coincidences_two(c)), n,
-                                              (-np.inf, 1.0))
-    stats["accuracy"] = studentized(float(S.accuracy(conf)), S.accuracy, n, (0.0, 1.0))
+    # two raters' ordinal alpha lies in [-1, 1] but for a handful of pairs; an estimate outside falls back to raw
+    stats["krippendorff_alpha"] = studentized(alpha_value, lambda c: S.ordinal_alpha(S.coincidences_two(c)), n)
+    stats["accuracy"] = studentized(float(S.accuracy(conf)), S.accuracy, n, (0.0, 1.0), "raw")
     span = float(scale[-1] - scale[0])
     stats["leniency"] = studentized(float(S.leniency(conf, scale_arr)), lambda c: S.leniency(c, scale_arr), n,
-                                    (-span, span))
+                                    (-span, span), "raw")
 
     precision, recall = S.precision_recall(conf)
     per_grade = {
         g: {
             "precision": studentized(float(precision[i]), lambda c, i=i: S.precision_recall(c)[0][..., i],
-                                     int(counts[:, i].sum()), (0.0, 1.0)),
+                                     int(counts[:, i].sum()), (0.0, 1.0), "raw"),
             "recall": studentized(float(recall[i]), lambda c, i=i: S.precision_recall(c)[1][..., i],
-                                  int(counts[i, :].sum()), (0.0, 1.0)),
+                                  int(counts[i, :].sum()), (0.0, 1.0), "raw"),
         }
         for i, g in enumerate(scale)
     }
@@ -599,177 +236,6 @@ def _kripp(a: np.ndarray, b: np.ndarray, scale: tuple[int, ...]) -> float:
     if len(np.unique(data)) < 2:
         return float("nan")
     return float(krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal", value_domain=list(scale)))
-
-
-def _continuous(pairs: Pairs, h_grades: np.ndarray, threshold: int, k: int, weights: np.ndarray | None,
-                jack: np.ndarray | None = None, pw: np.ndarray | None = None):
-    from scipy import stats as sps
-
-    notes = []
-    have = np.isfinite(pairs.score)
-    if not have.all():
-        notes.append(f"continuous score missing for {int((~have).sum())} pair(s); Spearman/Kendall/AUC use the rest")
-    x, y, yi, grp = pairs.score[have], h_grades[have], pairs.human[have], pairs.group[have]
-    w_pair = None if pw is None else pw[have]
-    m = len(x)
-    out: dict[str, Agreement] = {}
-    positive = y >= threshold
-    fns = {
-        "spearman": lambda w: S.weighted_spearman(x, y, w),
-        "kendall": lambda w: S.weighted_kendall(x, yi, k, w),
-        "auc": lambda w: S.weighted_auc(x, positive, w),
-    }
-    if m < 3 or len(np.unique(x)) < 2 or len(np.unique(y)) < 2:
-        notes.append("Spearman/Kendall undefined: the score or the human grade is constant (or < 3 pairs)")
-        rho = tau = float("nan")
-    elif w_pair is None:
-        rho = float(sps.spearmanr(x, y).statistic)
-        tau = float(sps.kendalltau(x, y).statistic)
-    else:
-        rho, tau = float(fns["spearman"](w_pair[None])[0]), float(fns["kendall"](w_pair[None])[0])
-    if positive.all() or not positive.any():
-        notes.append("AUC undefined: the human labels have one binary class only")
-        auc = float("nan")
-    elif w_pair is None:
-        from sklearn.metrics import roc_auc_score
-
-        auc = float(roc_auc_score(positive, x))
-    else:
-        auc = float(fns["auc"](w_pair[None])[0])
-    values = {"spearman": rho, "kendall": tau, "auc": auc}
-    for key, fn in fns.items():
-        reps = jk = None
-        if weights is not None:
-            scaled = fn if w_pair is None else (lambda w, fn=fn: fn(w * w_pair[None]))
-            reps = _pair_stat(scaled, weights, grp)
-            jk = None if jack is None else _pair_stat(scaled, jack, grp)
-        out[key] = _agg(values[key], reps, m, jk)
-    return out, notes
-
-
-def human_agreement(
-    annotations: Mapping[tuple[str, str], Mapping[str, int]],
-    *,
-    judge: Labels | None = None,
-    scale: Sequence[int] = DEFAULT_SCALE,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> HumanAgreement | None:
-    """Human-human agreement on items with >= 2 annotators, and the judge on the same items.
-
-    Returns None when no item has two annotators. CIs resample the queries of those items.
-    """
-    scale = check_scale(scale)
-    pos = {g: i for i, g in enumerate(scale)}
-    items = sorted((key, grades) for key, grades in annotations.items() if len(grades) >= 2)
-    if not items:
-        return None
-    for (q, d), grades in items:
-        bad = [g for g in grades.values() if g not in pos]
-        if bad:
-            raise InputError(f"human labels: grade {bad[0]} of query {q!r} doc {d!r} is outside the scale {list(scale)}")
-    k = len(scale)
-    queries = sorted({q for (q, _), _ in items})
-    qidx = {q: i for i, q in enumerate(queries)}
-    nq = len(queries)
-    annotators = sorted({a for _, grades in items for a in grades})
-    rng = np.random.default_rng(seed)
-    boot_ok = n_boot > 0 and nq >= 2
-    # bootstrap rows, then the nq leave-one-query-out rows (for the BCa acceleration)
-    weights = np.vstack([S.query_weights(nq, n_boot, rng), jackknife_weights(nq)]) if boot_ok else None
-
-    def agg(value: float, reps: np.ndarray | None, n: int) -> Agreement:
-        return _agg(value, None, n) if reps is None else _agg(value, reps[:n_boot], n, reps[n_boot:])
-
-    # pairwise kappa, averaged over annotator pairs
-    pair_values, pair_reps = [], []
-    for i, a in enumerate(annotators):
-        for b in annotators[i + 1:]:
-            rows = [(qidx[q], pos[g[a]], pos[g[b]]) for (q, _), g in items if a in g and b in g]
-            if len(rows) < 2:
-                continue
-            arr = np.asarray(rows)
-            pq = S.confusions(arr[:, 1], arr[:, 2], arr[:, 0], nq, k)
-            pair_values.append(float(S.kappa(pq.sum(axis=0))))
-            pair_reps.append(S.kappa(S.resample(pq, weights)) if boot_ok else None)
-    with np.errstate(invalid="ignore"):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            pk = float(np.nanmean(pair_values)) if pair_values else float("nan")
-            pk_reps = np.nanmean(np.stack(pair_reps), axis=0) if (boot_ok and pair_reps) else None
-    # Krippendorff alpha across annotators
-    per_q = np.zeros((nq, k, k))
-    for (q, _), grades in items:
-        counts = np.zeros((1, k))
-        for g in grades.values():
-            counts[0, pos[g]] += 1
-        per_q[qidx[q]] += S.value_count_coincidences(counts)
-    alpha_value = float(S.ordinal_alpha(per_q.sum(axis=0)))
-    alpha = agg(alpha_value, S.ordinal_alpha(S.resample(per_q, weights)) if boot_ok else None, len(items))
-    pairwise = agg(pk, pk_reps, len(items))
-
-    judge_kappa = gap = None
-    if judge is not None:
-        values, reps = [], []
-        for a in annotators:
-            rows = [(qidx[q], pos[g[a]], pos[judge[q][d]]) for (q, d), g in items
-                    if a in g and d in judge.get(q, {}) and judge[q][d] in pos]
-            if len(rows) < 2:
-                continue
-            arr = np.asarray(rows)
-            pq = S.confusions(arr[:, 1], arr[:, 2], arr[:, 0], nq, k)
-            values.append(float(S.kappa(pq.sum(axis=0))))
-            reps.append(S.kappa(S.resample(pq, weights)) if boot_ok else None)
-        if values:
-            import warnings
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                jk = float(np.nanmean(values))
-                jk_reps = np.nanmean(np.stack(reps), axis=0) if boot_ok else None
-            judge_kappa = agg(jk, jk_reps, len(items))
-            gap = agg(pk - jk, None if (jk_reps is None or pk_reps is None) else pk_reps - jk_reps, len(items))
-    return HumanAgreement(len(annotators), len(items), nq, pairwise, alpha, judge_kappa, gap)
-
-
-@dataclass(frozen=True)
-class Disagreement:
-    """A pair where the judge and the humans differ, with what a human auditor needs to see."""
-
-    query_id: str
-    doc_id: str
-    human: int
-    judge: int
-    query: str = ""
-    text: str = ""
-    reason: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"query_id": self.query_id, "doc_id": self.doc_id, "human": self.human, "judge": self.judge,
-                "query": self.query, "text": self.text, "reason": self.reason}
-
-
-def disagreements(
-    judge: Labels,
-    human: Labels,
-    *,
-    info: Mapping[tuple[str, str], Mapping[str, str]] | None = None,
-    limit: int | None = None,
-) -> tuple[Disagreement, ...]:
-    """Pairs graded differently, largest gap first (then query, doc); texts and reasons from ``info``."""
-    info = info or {}
-    rows = []
-    for q in set(judge) & set(human):
-        for d in set(judge[q]) & set(human[q]):
-            h, j = human[q][d], judge[q][d]
-            if h != j:
-                extra = info.get((q, d), {})
-                rows.append(Disagreement(q, d, int(h), int(j), str(extra.get("query", "")), str(extra.get("text", "")),
-                                         str(extra.get("reason", ""))))
-    rows.sort(key=lambda r: (-abs(r.judge - r.human), r.query_id, r.doc_id))
-    return tuple(rows if limit is None else rows[:limit])
 
 
 def _on_judge_scale(judge, human, judge_scale, *, scale, binary_threshold, annotations, **kwargs) -> CalibrationReport:

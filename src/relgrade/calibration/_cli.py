@@ -7,23 +7,34 @@ from pathlib import Path
 
 import click
 
-from relgrade._errors import InputError
 from relgrade._defaults import DEFAULT_N_BOOT
+from relgrade._errors import InputError
+from relgrade._words import plural
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def parse_scale(text: str) -> tuple[int, ...]:
     """``"0-3"`` or ``"0,1,2,3"`` -> ``(0, 1, 2, 3)``."""
+    from relgrade._defaults import MAX_SCALE_GRADES, check_limit
+
     raw = text.strip()
     try:
         if "," in raw:
             values = tuple(int(v) for v in raw.split(","))
+            check_limit(f"--scale {_short(text)}", len(values), MAX_SCALE_GRADES, "grades")
         elif "-" in raw[1:]:
-            lo, hi = raw[0] + raw[1:].split("-", 1)[0], raw[1:].split("-", 1)[1]
-            values = tuple(range(int(lo), int(hi) + 1))
+            lo, hi = int(raw[0] + raw[1:].split("-", 1)[0]), int(raw[1:].split("-", 1)[1])
+            check_limit(f"--scale {_short(text)}", max(0, hi - lo + 1), MAX_SCALE_GRADES, "grades")
+            values = tuple(range(lo, hi + 1))
         else:
             raise ValueError
-    except ValueError:
-        raise InputError(f"--scale {text!r} is not a scale; use e.g. 0-3 or 0,1,2,3") from None
+    except ValueError as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"--scale {_short(text)!r} is not a scale; use e.g. 0-3 or 0,1,2,3") from None
     if len(values) < 2 or list(values) != sorted(set(values)):
         raise InputError(f"--scale {text!r} needs at least two increasing grades; e.g. 0-3")
     return values
@@ -110,27 +121,31 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
     from relgrade.metrics._settings import check_n_boot
 
     check_n_boot(n_boot)
+    from relgrade.io._outputs import check_outputs
+
+    check_outputs({"--json": json_out, "--report": report_out}, {"--judge": judges, "--human": human})
     scale_t = parse_scale(scale)
     if json_out and Path(json_out).is_dir():
         raise InputError("--json must be a file path, not a directory", path=json_out)
     humans = read_human(human, scale=scale_t)
     if humans.n_empty:
-        click.echo(f"skipped {humans.n_empty} row(s) with an empty grade in {human} (not labeled yet)")
+        click.echo(f"skipped {plural(humans.n_empty, 'row')} with an empty grade in {human} (not labeled yet)")
     loaded = [read_judge(p, scale=scale_t, name=n) for p, n in zip(judges, _names(judges))]
+    weights, weight_note = humans.weighting()
     reports, audits = [], []
     for jl in loaded:
         if jl.n_unjudged:
-            click.echo(f"{jl.name}: {jl.n_unjudged} unjudged pair(s) (grade null) excluded")
+            click.echo(f"{jl.name}: {plural(jl.n_unjudged, 'unjudged pair')} (grade null) excluded")
         j_scale, h_labels, h_annotations, j_threshold, note = judge_terms(jl, humans, scale_t, threshold)
         try:
             rep = agreement(jl.labels, h_labels, scale=j_scale, binary_threshold=j_threshold, expected=jl.expected,
                             annotations=h_annotations or None, n_boot=n_boot, seed=seed, name=jl.name,
-                            model=jl.model, n_unjudged=jl.n_unjudged,
-                            weights=dict(humans.weights) if humans.weights else None)
+                            model=jl.model, n_unjudged=jl.n_unjudged, weights=weights)
         except InputError as exc:
             raise InputError(f"{jl.source}: {exc}") from None
-        if note:
-            rep = dataclasses.replace(rep, notes=(note, *rep.notes))
+        for extra in (weight_note, note):
+            if extra:
+                rep = dataclasses.replace(rep, notes=(extra, *rep.notes))
         if mapping:
             fitted = fit_mapping(jl.labels, h_labels, expected=jl.expected, scale=j_scale, n_boot=n_boot, seed=seed)
             rep = dataclasses.replace(rep, mapping=fitted)
@@ -148,7 +163,7 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
 
     for rep in reports:
         click.echo(f"\n== {rep.judge}" + (f" ({rep.model})" if rep.model else "")
-                   + f": {rep.n_pairs} pairs, {rep.n_queries} queries")
+                   + f": {plural(rep.n_pairs, 'pair')}, {plural(rep.n_queries, 'query', 'queries')}")
         click.echo(f"verdict: {rep.verdict.text}")
         rows = [("kappa", rep.kappa), ("kappa_linear", rep.kappa_linear), ("kappa_quadratic", rep.kappa_quadratic),
                 (f"binary_kappa (>= {rep.binary_threshold})", rep.binary_kappa),
@@ -215,8 +230,10 @@ def sample(judge, design, n, target_halfwidth, assumed_kappa, run_paths, depth, 
     """Choose the pairs humans should label next, as a probability sample (--design queries or strata).
 
     Pool of a query (design queries): every pair of the judge file for it (graded or unjudged), plus the top
-    --depth of each --run. Columns: query_id, query, doc_id, text, text_sha256, judge_grade, grade (empty),
-    design, stratum, weight (1 / inclusion probability).
+    --depth of each --run. OUT is for the annotators, blind to the judge: query_id, query, doc_id, text,
+    text_sha256, grade (empty), design, weight (1 / inclusion probability). The judge's grade and stratum of
+    each pair go beside it, to OUT.judge (items.judge.csv for items.csv), for later: calibrate joins the
+    filled OUT with the judge's details by (query_id, doc_id).
     """
     from relgrade.calibration import (
         DEFAULT_DESIGN, check_design, check_writable, pairs_per_query, queries_needed, query_pool, read_human,
@@ -228,6 +245,10 @@ def sample(judge, design, n, target_halfwidth, assumed_kappa, run_paths, depth, 
         raise InputError("give exactly one of --n or --target-halfwidth (e.g. --target-halfwidth 0.05)")
     if depth is not None and (design != "queries" or not run_paths):
         raise InputError("--depth pools a run's top K for --design queries; give it with --run and --design queries")
+    from relgrade.io._outputs import check_outputs
+
+    check_outputs({"--out": out}, {"--judge": judge, "--run": run_paths, "--corpus": corpus, "--queries": queries_path,
+                                   "--exclude": exclude})
     check_writable(out)
     scale_t = parse_scale(scale)
     jl = read_judge(judge, scale=scale_t)
@@ -265,7 +286,7 @@ def sample(judge, design, n, target_halfwidth, assumed_kappa, run_paths, depth, 
     drawn = sample_pairs(jl.labels, n=n, design=design, pool=pool,
                          distribution=jl.distribution if design == "strata" else None, exclude=done, seed=seed)
     drawn = with_texts(drawn, queries=queries, texts=texts, info=jl.info)
-    write_sample(drawn, out)
+    write_sample(drawn, out, model=jl.model)
     _summary(drawn, judge=judge, out=out, seed=seed, depth=depth)
     return 0
 
@@ -290,7 +311,10 @@ def _summary(drawn, *, judge: str, out: str, seed: int, depth: int | None) -> No
         click.echo("analyse these labels with their weights (relgrade calibrate uses the 'weight' column); they cannot "
                    "feed relgrade estimate (PPI needs whole random queries: use --design queries)")
     if no_text:
-        click.echo(f"note: {no_text} pair(s) have no chunk text; give a JSONL --run with texts or --corpus "
+        click.echo(f"note: {plural(no_text, 'pair has', 'pairs have')} no chunk text; give a JSONL --run with texts or --corpus "
                    "to label them")
-    click.echo(f"wrote {drawn.n_pairs} pairs to {out}")
+    from relgrade.label._items import judge_file_for
+
+    click.echo(f"wrote {plural(drawn.n_pairs, 'pair')} to {out}, blind to the judge; the judge's grades to "
+               f"{judge_file_for(out)} (keep it from the annotators)")
     click.echo(f"fill the 'grade' column, then: relgrade calibrate --judge {judge} --human {out}")

@@ -30,8 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from relgrade._errors import InputError
-from relgrade.calibration._agreement import DEFAULT_SCALE, Labels, Scores, check_scale
 from relgrade.calibration._mapping import GradeMapping, fit_mapping, identity_mapping
+from relgrade.calibration._pairs import check_scale
+from relgrade.calibration._results import DEFAULT_SCALE, Labels, Scores
 
 Grades = Mapping[str, Mapping[str, int]]
 
@@ -66,6 +67,14 @@ def _mapped(judge: Labels, expected: Scores | None, queries, mapping: GradeMappi
     return out
 
 
+def query_folds(queries: Sequence[str], n_splits: int, seed: int = 0) -> tuple[tuple[str, ...], ...]:
+    """``min(n_splits, len(queries))`` folds of ``queries`` (sorted, shuffled by ``seed``, split as evenly as possible);
+    each fold's queries sorted. The one fold assignment of every cross-fit in relgrade."""
+    labeled = sorted(queries)
+    order = [labeled[i] for i in np.random.default_rng(seed).permutation(len(labeled))]
+    return tuple(tuple(sorted(part)) for part in np.array_split(np.array(order, dtype=object), min(n_splits, len(order))))
+
+
 def crossfit_mapping(
     judge: Labels,
     human: Labels,
@@ -90,9 +99,7 @@ def crossfit_mapping(
         raise InputError(f"cross-fitting needs at least 2 human-labeled queries, got {len(labeled)}; label more queries")
     if n_splits < 2:
         raise InputError(f"n_splits must be at least 2 for cross-fitting, got {n_splits}")
-    rng = np.random.default_rng(seed)
-    order = [labeled[i] for i in rng.permutation(len(labeled))]
-    folds = tuple(tuple(sorted(part)) for part in np.array_split(np.array(order, dtype=object), min(n_splits, len(order))))
+    folds = query_folds(labeled, n_splits, seed)
     seen = set(labeled)
     others = [q for q in sorted(judge) if q not in seen]
     mapped_labeled: dict[str, dict[str, int]] = {}

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from relgrade._words import plural
 from relgrade.io._labels import DEFAULT_SCALE, LabelSet, on_judge_scale, read_labels
 
 
@@ -52,6 +53,18 @@ class HumanLabels:
     design: str | None = None
     """The sampling design the file records (``queries`` or ``strata``), else None."""
 
+    def weighting(self) -> tuple[dict[tuple[str, str], float] | None, str | None]:
+        """``(weights or None, note or None)`` for :func:`~relgrade.calibration.agreement`. A ``strata`` sample
+        whose ``weight`` column is empty is compared unweighted, with a note saying so, never silently (weights
+        missing on some compared pairs only are refused by ``agreement`` itself)."""
+        if self.weights:
+            return dict(self.weights), None
+        if self.design == "strata":
+            return None, ("the sample's design is strata but its 'weight' column is empty: compared unweighted, which "
+                          "over-represents the rare judge grades (kappa may be inflated); restore the weight column "
+                          "that relgrade sample wrote")
+        return None, None
+
 
 def judge_labels(labels: LabelSet, name: str) -> JudgeLabels:
     """:class:`JudgeLabels` from a label set read by :func:`relgrade.io.read_labels`."""
@@ -77,7 +90,7 @@ def read_human(path: str | Path, *, scale=DEFAULT_SCALE) -> HumanLabels:
 
     labels = read_labels(path, source="human", scale=scale)
     if not labels.labels:
-        raise InputError(f"no graded row ({labels.n_empty} row(s) with an empty grade); fill the 'grade' column first",
+        raise InputError(f"no graded row ({plural(labels.n_empty, 'row')} with an empty grade); fill the 'grade' column first",
                          path=path)
     return HumanLabels(labels.grades(), labels.annotations(), labels.info(), labels.n_empty, str(path),
                        labels.weights(), labels.design)

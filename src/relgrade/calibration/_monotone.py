@@ -77,13 +77,13 @@ def table_kappas(conf: np.ndarray, tables: np.ndarray, weight: str) -> np.ndarra
     return S.kappa(np.matmul(conf, onehot), weight)
 
 
-def _confusion(human_idx: np.ndarray, pred_idx: np.ndarray, k: int) -> np.ndarray:
+def confusion(human_idx: np.ndarray, pred_idx: np.ndarray, k: int) -> np.ndarray:
     return np.bincount(human_idx * k + pred_idx, minlength=k * k).reshape(k, k).astype(np.float64)
 
 
 def best_table(human_idx: np.ndarray, judge_idx: np.ndarray, k: int, weight: str) -> np.ndarray:
     """The monotone table with the highest training kappa (see the module docstring for ties and large scales)."""
-    conf = _confusion(human_idx, judge_idx, k)
+    conf = confusion(human_idx, judge_idx, k)
     if n_tables(k) <= MAX_TABLES:
         tables = monotone_tables(k)
         return tables[first_best(table_kappas(conf, tables, weight))].copy()
@@ -130,7 +130,7 @@ def _ascend(human_idx: np.ndarray, x: np.ndarray, k: int, weight: str, cuts: np.
     order = np.argsort(x, kind="mergesort")
     xs, hs = x[order], human_idx[order]
     cum = np.vstack([np.zeros(k), np.cumsum(np.eye(k)[hs], axis=0)])  # cum[j, h]: among the j lowest scores
-    value = _scores(S.kappa(_confusion(human_idx, predict_cuts(x, cuts), k), weight))
+    value = _scores(S.kappa(confusion(human_idx, predict_cuts(x, cuts), k), weight))
     for _ in range(max_sweeps):
         moved = False
         for i in range(k - 1):
@@ -140,7 +140,7 @@ def _ascend(human_idx: np.ndarray, x: np.ndarray, k: int, weight: str, cuts: np.
             # pairs with lower <= x < upper sit at position i + [x >= c]; the others do not depend on c
             a, b = np.searchsorted(xs, [lower, upper], "left")
             out = np.r_[0:a, b:len(xs)]
-            base = _confusion(hs[out], predict_cuts(xs[out], cuts), k)
+            base = confusion(hs[out], predict_cuts(xs[out], cuts), k)
             at = np.searchsorted(xs, cand, "left")
             confs = np.repeat(base[None], len(cand), axis=0)
             confs[:, :, i] += cum[at] - cum[a]

@@ -12,7 +12,10 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from relgrade.calibration._agreement import Agreement, CalibrationReport, Disagreement
+from relgrade._intervals import BCA
+from relgrade._words import plural
+from relgrade.calibration._disagreements import Disagreement
+from relgrade.calibration._results import Agreement, CalibrationReport
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;color:#1d2230;padding:0 1rem}
@@ -158,9 +161,11 @@ def render_sections(
     if report.model and report.model.startswith("local/"):
         out.append('<p class="warn">This is the embedded local judge: a plumbing default with near-zero agreement '
                    "with humans. Do not base decisions on its labels.</p>")
-    out.append(f'<p class="small">{report.n_pairs} pairs over {report.n_queries} queries labeled by both; '
+    out.append(f'<p class="small">{plural(report.n_pairs, "pair")} over {plural(report.n_queries, "query", "queries")} '
+               'labeled by both; '
                f"{report.n_unjudged} unjudged, {report.n_judge_only} judged only, {report.n_human_only} human only. "
-               f"Bootstrap: {report.n_boot} resamples of queries, seed {report.seed}, percentile 95% CI. "
+               f"95% CIs: {escape(report.ci_method.described)} ({report.n_boot} resamples of queries, seed "
+               f"{report.seed}); {escape(BCA.name)} for the rank correlations, AUC and the human ceiling. "
                "Verdict on unweighted Cohen's κ, Landis &amp; Koch bands.</p>")
     forest = [(label, getattr(report, key)) for key, label in FOREST_ROWS]
     for key, value in report.continuous.items():

@@ -62,8 +62,10 @@ from relgrade._errors import InputError
 
 DESIGNS = ("queries", "strata")
 DEFAULT_DESIGN = "queries"
-COLUMNS = ("query_id", "query", "doc_id", "text", "text_sha256", "judge_grade", "grade", "design", "stratum",
-           "weight")
+COLUMNS = ("query_id", "query", "doc_id", "text", "text_sha256", "grade", "design", "weight")
+"""The annotators' file: blind to the judge (no grade, no stratum named after a grade)."""
+JUDGE_COLUMNS = ("query_id", "doc_id", "grade", "source", "model", "stratum")
+"""The file beside it (``items.judge.csv``): the judge's grade of each pair and its stratum, for later."""
 BANDS = ("low", "mid", "high")  # entropy terciles within a judge grade
 SUFFIXES = {".csv", ".jsonl", ".ndjson"}
 
@@ -347,25 +349,33 @@ def with_texts(
     return replace(sample, items=tuple(items))
 
 
-def write_sample(sample: Sample, path: str | Path) -> Path:
-    """Write the items as CSV or JSONL (by extension) with the :data:`COLUMNS`, ``grade`` empty, through
-    :func:`relgrade.io.write_labels` (the one label writer: the design and each row's weight travel in the file).
+def write_sample(sample: Sample, path: str | Path, *, model: str | None = None) -> Path:
+    """Write the items for the annotators as CSV or JSONL (by extension) with the :data:`COLUMNS`, ``grade`` empty,
+    and the judge's grades and strata beside them (:func:`relgrade.label._items.judge_file_for`, ``items.judge.csv``,
+    :data:`JUDGE_COLUMNS`; ``model`` names the judge there), both through :func:`relgrade.io.write_labels` (the one
+    label writer: the design and each row's weight travel in the file).
 
+    The annotators' file is blind: whoever fills it in a spreadsheet does not see what the judge said (anchoring
+    would bias the very agreement being measured). ``relgrade calibrate --judge DETAILS --human items.csv`` joins
+    the humans' grades with the judge's by (query_id, doc_id); so does ``--judge items.judge.csv``.
     ``text_sha256`` is the SHA-256 of the UTF-8 text (:func:`relgrade.io.text_sha256`), empty without text.
     """
     from relgrade.io import text_sha256, write_labels
+    from relgrade.label._items import judge_file_for
 
     p = check_writable(path)
+    beside = check_writable(judge_file_for(p))
     rows = [{
         "query_id": it.query_id,
         "query": it.query,
         "doc_id": it.doc_id,
         "text": it.text,
         "text_sha256": text_sha256(it.text) if it.text else None,
-        "judge_grade": it.judge_grade,
         "grade": None,
         "design": it.design,
-        "stratum": it.stratum,
         "weight": it.weight,
     } for it in sample.items]
+    judged = [{"query_id": it.query_id, "doc_id": it.doc_id, "grade": it.judge_grade, "source": "judge",
+               "model": model, "stratum": it.stratum} for it in sample.items]
+    write_labels(judged, beside, columns=JUDGE_COLUMNS)
     return write_labels(rows, p, columns=COLUMNS)

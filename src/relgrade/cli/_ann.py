@@ -22,6 +22,10 @@ def ann_recall(run_path, exact_path, k, qrels_path, metrics, corpus_path, json_o
     from relgrade.io import read_qrels, read_run
     from relgrade.metrics import ann_recall as run_ann_recall
 
+    from relgrade.io._outputs import check_outputs
+
+    check_outputs({"--json": json_out}, {"--run": run_path, "--exact": exact_path, "--qrels": qrels_path,
+                                         "--corpus": corpus_path})
     if metrics and not qrels_path:
         raise InputError("--metric needs --qrels (the labels the metric deltas are computed against)")
     report = run_ann_recall(read_run(run_path), read_run(exact_path), k,

@@ -21,6 +21,11 @@ def check(golden_path, corpus_path, label_paths, json_out, stamp_out, show):
     from relgrade.io import read_golden
     from relgrade.versioning import check_golden, stamp_golden
 
+    from relgrade.io._outputs import check_outputs
+
+    check_outputs({"--json": json_out}, {"--golden": golden_path, "--corpus": corpus_path, "--labels": label_paths})
+    check_outputs({"--stamp": stamp_out, "--json": json_out}, {"--corpus": corpus_path, "--labels": label_paths})
+    # (--stamp may rewrite --golden in place: that is what it is for)
     golden = read_golden(golden_path)
     result = check_golden(golden, corpus_path, labels=list(label_paths))
     for line in result.lines(show):

@@ -6,6 +6,10 @@ from pathlib import Path
 
 import click
 
+from relgrade._defaults import DEFAULT_PREDICTION, PREDICTIONS
+from relgrade._intervals import MEAN_CI, MEAN_CI_HELP
+from relgrade._words import plural as _count
+
 K_HELP = "Cutoff of the default metrics (repeatable; default 5 and 10). With --metric, put the cutoff in the name."
 CORPUS_HELP = ("The corpus the run searched (JSONL or TSV): its fingerprint is recorded in the report (gate refuses "
                "two reports over different corpora) and the labels are checked against it (relgrade check).")
@@ -30,8 +34,8 @@ def _common(f):
         click.option("--no-answer", type=click.Choice(NO_ANSWER_MODES), default=DEFAULT_NO_ANSWER, show_default=True,
                      help=NO_ANSWER_HELP),
         click.option("--n-boot", type=int, default=DEFAULT_N_BOOT, show_default=True,
-                     help="Bootstrap resamples (>= 1) of the commands that bootstrap; evaluate's and compare's 95% CIs "
-                          "are Student t intervals (relgrade.stats) and do not depend on it."),
+                     help=f"Bootstrap resamples (>= 1) of the commands that bootstrap; evaluate's and compare's 95% CIs "
+                          f"are {MEAN_CI} intervals and do not depend on it."),
         click.option("--seed", type=int, default=0, show_default=True, help="Seed of the randomisation test."),
     ]
     for option in reversed(options):
@@ -39,7 +43,9 @@ def _common(f):
     return f
 
 
-@click.command()
+@click.command(help="Score a run against qrels or a golden set: recall@k, precision@k, MRR, nDCG@k with 95% CIs.\n\n"
+               f"{MEAN_CI_HELP}. On a hybrid label set (relgrade hybrid) it also prints where the top-k labels "
+               "came from and the judge's calibration verdict recorded with them.")
 @click.option("--run", "run_paths", required=True, multiple=True,
               help="Run file: TREC run or RAG JSONL. Give it several times for repeats of one configuration (an ANN "
                    "index rebuilt, another seed): mean, between-repeat spread, top-k stability.")
@@ -51,7 +57,9 @@ def _common(f):
 @click.option("--corpus", "corpus_path", help=CORPUS_HELP)
 def evaluate(run_paths, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, show_failures,
              corpus_path):
-    """Score a run against qrels or a golden set: recall@k, precision@k, MRR, nDCG@k with 95% CIs."""
+    from relgrade.io._outputs import check_outputs
+
+    check_outputs({"--json": json_out}, {"--run": run_paths, "--qrels": qrels_path, "--corpus": corpus_path})
     if len(run_paths) > 1:
         from relgrade.cli._repeats import evaluate_repeats_cli
 
@@ -71,7 +79,7 @@ def evaluate(run_paths, qrels_path, ks, metrics, rel_threshold, no_answer, n_boo
         qrels = hybrid.to_qrels()
     report = run_evaluate(qrels, run, chosen, rel_threshold=rel_threshold,
                           no_answer=no_answer, n_boot=n_boot, seed=seed, corpus=corpus_path)
-    click.echo(f"run {run_path} vs {qrels_path}: {report.n_queries} queries")
+    click.echo(f"run {run_path} vs {qrels_path}: {_count(report.n_queries, 'query', 'queries')}")
     click.echo(report.table())
     data = report.to_dict()
     if hybrid is not None:
@@ -103,6 +111,7 @@ def _provenance(hybrid, qrels, run, report) -> dict:
 
     cov = coverage(qrels, run, hybrid.sources(), report.settings["metrics"], topics=list(report.per_query))
     click.echo(f"labels: {hybrid.summary()}")
+    _say_judge(hybrid.judge())
     click.echo(coverage_table(cov))
     for s in hybrid.stale[:5]:
         click.echo(f"  stale: {s.label.query_id} / {s.label.doc_id} ({s.label.source}): {s.reason}")
@@ -111,11 +120,17 @@ def _provenance(hybrid, qrels, run, report) -> dict:
         "coverage_per_query": {name: {q: dict(v) for q, v in c.per_query.items()} for name, c in cov.items()},
         "labels": hybrid.counts(),
         "stale": [s.to_dict() for s in hybrid.stale],
+        "judge": hybrid.judge(),
     }
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
+def _say_judge(block) -> None:
+    """Print what the judge's calibration says, when the labels hold judge grades (relgrade._verdict)."""
+    from relgrade._verdict import describe
+
+    line = describe(block)
+    if line:
+        click.echo(line)
 
 
 def _print_notes(report, show_failures: int) -> None:
@@ -156,15 +171,53 @@ def _write_json(path: str, data) -> None:
         raise InputError(f"cannot write ({exc.strerror}); choose another --json path", path=path) from None
 
 
-@click.command()
+@click.command(help="Compare two runs per metric: difference, 95% CI and paired randomisation p-value (--qrels), or "
+               "the PPI++ difference from human labels on some queries and judge labels on all (--human and --judge)."
+               f"\n\n{MEAN_CI_HELP}; here of the per-query differences, on [-1, 1].")
 @click.option("--run-a", "run_a", required=True, multiple=True, help="Baseline run (several: repeats of the baseline).")
 @click.option("--run-b", "run_b", required=True, multiple=True, help="Candidate run (several: repeats of the candidate).")
-@click.option("--qrels", "qrels_path", required=True, help="Labels both runs are scored against.")
+@click.option("--qrels", "qrels_path", default=None, help="Labels both runs are scored against.")
+@click.option("--human", "human_path", default=None,
+              help="Instead of --qrels: human labels on a random sample of queries, with --judge on all of them: "
+                   "the PPI++ difference B - A beside the human-only one ('relgrade gate --paired' reads its JSON).")
+@click.option("--judge", "judge_paths", multiple=True, help="Judge labels (with --human): the details JSONL of "
+              "'relgrade judge', or plain qrels; repeat for several judges.")
+@click.option("--prediction", type=click.Choice(PREDICTIONS), default=DEFAULT_PREDICTION, show_default=True,
+              help="With --judge: how the judges predict each query's metric, as for 'relgrade estimate'.")
+@click.option("--folds", type=int, default=None, help="With --judge: folds of the soft prediction's cross-fit, as for "
+              "'relgrade estimate'.")
+@click.option("--mapping", "mapping_path", default=None, help="With --judge: a judge-to-human grade mapping "
+              "(as for 'relgrade estimate').")
+@click.option("--forbidden", "forbidden_path", default=None, metavar="GOLDEN",
+              help="With --judge: golden set listing forbidden documents; run B's leaks go into the report.")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="With --judge: 1 - confidence level of the intervals.")
 @_common
 @click.option("--json", "json_out", help="Write the comparison as JSON here.")
 @click.option("--corpus", "corpus_path", help=CORPUS_HELP)
-def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, corpus_path):
-    """Compare two runs per metric: difference, 95% t CI and paired randomisation p-value."""
+def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds, mapping_path, forbidden_path, alpha,
+            ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, corpus_path):
+    from relgrade._errors import InputError
+    from relgrade.io._outputs import check_outputs
+
+    check_outputs({"--json": json_out}, {"--run-a": run_a, "--run-b": run_b, "--qrels": qrels_path, "--human": human_path,
+                                         "--judge": judge_paths, "--mapping": mapping_path,
+                                         "--forbidden": forbidden_path, "--corpus": corpus_path})
+    if human_path or judge_paths:
+        if qrels_path:
+            raise InputError("give --qrels, or --human with --judge (the PPI++ comparison), not both")
+        if not (human_path and judge_paths):
+            raise InputError(f"{'--human' if human_path else '--judge'} needs {'--judge' if human_path else '--human'}: "
+                             "the PPI++ comparison reads human labels on some queries and judge labels on all")
+        if len(run_a) > 1 or len(run_b) > 1 or corpus_path:
+            raise InputError("the PPI++ comparison (--human, --judge) takes one --run-a and one --run-b, no --corpus")
+        from relgrade.cli._compare_ppi import compare_ppi
+
+        compare_ppi(run_a[0], run_b[0], human_path, judge_paths, prediction, folds, mapping_path, forbidden_path, ks,
+                    metrics, rel_threshold, no_answer, alpha, seed, json_out)
+        return
+    if qrels_path is None:
+        raise InputError("give --qrels (labels for both runs), or --human with --judge")
     if len(run_a) > 1 or len(run_b) > 1:
         from relgrade.cli._repeats import compare_repeats_cli
 
@@ -181,6 +234,9 @@ def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_b
     chosen = parse_metrics(metrics, ks)
     check_n_boot(n_boot)
     qrels = read_qrels(qrels_path)
+    from relgrade.hybrid import is_hybrid, read_hybrid
+
+    judge = read_hybrid(qrels_path).judge() if is_hybrid(qrels_path) else None
     reports = [
         run_evaluate(qrels, read_run(path), chosen, rel_threshold=rel_threshold,
                      no_answer=no_answer, n_boot=n_boot, seed=seed, corpus=corpus_path)
@@ -190,7 +246,8 @@ def compare(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_b
     if corpus_path:
         result.settings["corpus"] = reports[0].settings["corpus"]
     click.echo(f"A = {run_a}\nB = {run_b}")
+    _say_judge(judge)
     click.echo(result.table())
     if json_out:
-        _write_json(json_out, result.to_dict())
+        _write_json(json_out, {**result.to_dict(), "judge": judge})
         click.echo(f"wrote {json_out}")

@@ -22,6 +22,9 @@ def history(reports, html_out, metrics, baseline, max_drop, minimum, json_out):
     from relgrade.history import history as run_history
     from relgrade.history import render_page
 
+    from relgrade.io._outputs import check_outputs
+
+    check_outputs({"--html": html_out, "--json": json_out}, {"REPORTS": reports, "--baseline": baseline})
     result = run_history(list(reports), metrics=list(metrics) or None, baseline=baseline, max_drop=max_drop,
                          minimum=minimum)
     click.echo(result.table())

@@ -11,11 +11,18 @@ import click
 @click.option("--depth", type=click.IntRange(min=1), default=5, show_default=True, help="Judge the top K of each run.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=None, help="Judge calls in flight (default 1 for local models, 16 otherwise).")
 @click.option("--store", default=None, help="Judgment store (SQLite), shared by every run. Default: .relgrade/judgments.sqlite")
-def demo(out, model, depth, concurrency, store):
-    """Retrieve, judge, calibrate, build hybrid labels with PPI intervals, evaluate, gate, and write a report."""
+@click.option("--api-base", default=None, help="Base URL of an OpenAI-compatible server for an openai/<name> --model "
+              "(vLLM, llama.cpp server, Ollama).")
+def demo(out, model, depth, concurrency, store, api_base):
+    """Retrieve, judge, calibrate, build hybrid labels with PPI intervals, evaluate, gate, and write a report.
+
+    A step that fails (no API key, a server that does not answer, an unknown model) stops the demo with one line
+    naming the step; every judgment already paid for stays in the store.
+    """
     from relgrade.demo._pipeline import ending, run_demo
 
-    result = run_demo(out, model=model, depth=depth, concurrency=concurrency, store=store, say=click.echo)
+    result = run_demo(out, model=model, depth=depth, concurrency=concurrency, store=store, say=click.echo,
+                      api_base=api_base)
     click.echo("")
     for line in ending(result):
         click.echo(line)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from relgrade._errors import InputError
+from relgrade._words import plural
 
 GATE_METRIC = "recall@5"
 GATE_MAX_DROP = 0.02
@@ -47,6 +48,34 @@ def _write_json(path: Path, data: Any) -> Path:
     return path
 
 
+_OUTPUTS = ("golden.jsonl", "human_labels.csv", "judge.qrels", "judge.qrels.details.jsonl", "calibration.json",
+            "calibration.html", "hybrid.jsonl", "hybrid.jsonl.stale.jsonl", "gate.json", "summary.json", "report.html")
+"""The files the demo writes into ``--out`` (besides ``runs/`` and the ``eval_*`` and ``estimate_*`` reports)."""
+
+
+def _store_path(store: str | Path | None, out: Path) -> Path:
+    """The demo's SQLite store, refused when it is a URL or one of the files the demo writes into ``out``."""
+    import os
+
+    from relgrade.judge import DEFAULT_STORE
+    from relgrade.judge._store import is_url
+
+    if store is not None and is_url(str(store)):  # never echoed: a URL may hold a password
+        raise InputError("--store: the demo keeps its judgments in a SQLite file; give a file path "
+                         "(a postgresql:// store is for relgrade judge)")
+    path = Path(store) if store is not None else DEFAULT_STORE
+    try:
+        rel = Path(os.path.relpath(os.path.realpath(path), os.path.realpath(out)))
+    except ValueError:  # another drive
+        return path
+    if not rel.parts or rel.parts[0] == "..":
+        return path
+    if rel.parts[0] == "runs" or (len(rel.parts) == 1 and (rel.name in _OUTPUTS or rel.name.startswith(("eval_", "estimate_")))):
+        raise InputError(f"--store {path} is a file the demo writes into --out {out}; put the store elsewhere "
+                         f"(default {DEFAULT_STORE})")
+    return path
+
+
 def _writable_dir(out: Path, what: str) -> None:
     if out.exists() and not out.is_dir():
         raise InputError(f"{what} {out}: that is a file, not a directory; give a new or existing directory")
@@ -58,21 +87,28 @@ def _writable_dir(out: Path, what: str) -> None:
 
 @contextlib.contextmanager
 def _step(say: Callable[[str], None], title: str) -> Iterator[None]:
+    """One step of the demo: it says when it starts and ends; a user error stops the demo there, in one line
+    that names the step (the steps after it would only fail with a less useful message)."""
     say(f"  {title} ...")
     start = time.perf_counter()
-    yield
+    try:
+        yield
+    except InputError as exc:
+        raise InputError(f"demo step '{title}' failed: {exc}") from None
     say(f"  {title}: done in {time.perf_counter() - start:.1f} s")
 
 
 def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, depth: int = 5,
              concurrency: int | None = None, store: str | Path | None = None, say: Callable[[str], None] = print,
-             progress: Callable[[int], Any] | None = None) -> DemoResult:
+             progress: Callable[[int], Any] | None = None, api_base: str | None = None) -> DemoResult:
     """Run the whole pipeline on the bundled data into ``out``; return the paths, summary and gate result.
 
     ``store``: the judgment store (default :data:`relgrade.judge.DEFAULT_STORE`, shared by every demo
     run from this directory). ``progress(total)`` builds the judge's ``on_progress`` callback (with a
     ``close()``); default :class:`relgrade.judge._progress.Progress` (tqdm on a terminal, else a line
-    every 5 s on stderr).
+    every 5 s on stderr). ``api_base``: an OpenAI-compatible server for an ``openai/`` model (vLLM, Ollama...).
+    A step that fails stops the demo with an :class:`~relgrade.InputError` naming the step (a judge step with pairs
+    that got no answer too: every answer already paid for stays in the store).
     """
     import dataclasses
 
@@ -81,16 +117,16 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
     from relgrade.calibration._inputs import dumps
     from relgrade.demo import _data
     from relgrade.hybrid import (
-        crossfit_for_ppi, estimate, merge_labels, read_human_labels, read_judge_labels, read_mapping, write_hybrid,
+        estimate, merge_labels, read_human_labels, read_judge_labels, read_mapping, write_hybrid,
     )
-    from relgrade.judge import DEFAULT_MODEL, DEFAULT_STORE, JudgeConfig, judge_pairs, pool
-    from relgrade.judge._cli import _write_outputs, details_path
+    from relgrade.judge import DEFAULT_MODEL, JudgeConfig, judge_pairs, pool
+    from relgrade.judge._cli import _write_outputs, details_path, judged_line
     from relgrade.judge._progress import Progress
     from relgrade.metrics import parse_metrics
 
     out = Path(out)
+    store = _store_path(store, out)
     _writable_dir(out, "--out")
-    store = Path(store) if store is not None else DEFAULT_STORE
     _writable_dir(store.parent, "the judgment store's folder")
     model = model or DEFAULT_MODEL
     if concurrency is None:
@@ -114,13 +150,17 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
         on_progress = (progress or Progress)(len(pairs))
         try:
             result = judge_pairs(pairs, model=model, store=store, config=JudgeConfig(concurrency=concurrency),
-                                 on_progress=on_progress)
+                                 on_progress=on_progress, api_base=api_base)
         finally:
             on_progress.close()
         _write_outputs(result, str(judged))
         counts = result.counts()
-        say(f"  {counts['judged']} judged ({counts['cached']} from the store), {counts['unjudged']} unjudged, "
-            f"{counts['failed']} failed; {result.n_calls} judge calls")
+        say(f"  {judged_line(result)}; {plural(result.n_calls, 'judge call')}")
+        if counts["failed"]:
+            first = next(j for j in result.judgments if j.status == "failed")
+            raise InputError(f"{counts['failed']} of {counts['pairs']} pairs got no answer (e.g. query {first.query_id} "
+                             f"doc {first.doc_id}: {first.error}); re-run the same command to retry them (the "
+                             f"{counts['judged']} answers so far are kept in {store})")
 
     with _step(say, "calibrate the judge against the human labels"):
         humans = read_human(human_path)
@@ -142,13 +182,11 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
         for run in runs.values():
             texts.update(run.texts)
         human_qrels = read_qrels(human_path)
-        hybrid = merge_labels(read_human_labels(human_path), judge_in.labels, texts=texts)
+        verdict = judge_mapping.verdict(judge_in.model)  # the judge's calibration travels with its labels
+        hybrid = merge_labels(read_human_labels(human_path), judge_in.labels, texts=texts, calibration=verdict)
         write_hybrid(hybrid, out / "hybrid.jsonl")
-        judge_qrels: dict[str, dict[str, int]] = {}
-        for lab in judge_in.labels:
-            judge_qrels.setdefault(lab.query_id, {})[lab.doc_id] = lab.grade
-        # the mapping was fitted on these human labels: if adopted, PPI gets the cross-fitted judge grades
-        crossfit, _ = crossfit_for_ppi(judge_in, human_qrels.labels, judge_mapping)
+        # PPI's prediction (estimate's default, soft) calibrates the judge's own grades on these human labels by
+        # cross-fitting: the mapping, fitted on the same labels, is for the hybrid set only
 
     metrics = parse_metrics(None, KS)
     evaluations, estimates = {}, {}
@@ -156,8 +194,9 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
         with _step(say, f"evaluate {name} against the golden set and with hybrid labels; PPI estimates"):
             evaluations[name] = evaluate(golden, run, metrics)
             _write_json(out / f"eval_{name}.json", evaluations[name].to_dict())
-            _write_json(out / f"eval_{name}_hybrid.json", evaluate(hybrid.to_qrels(), run, metrics).to_dict())
-            estimates[name] = estimate(run, human_qrels, judge_qrels, metrics, forbidden=golden, crossfit=crossfit)
+            _write_json(out / f"eval_{name}_hybrid.json", {**evaluate(hybrid.to_qrels(), run, metrics).to_dict(),
+                                                           "judge": hybrid.judge()})
+            estimates[name] = estimate(run, human_qrels, judge_in, metrics, forbidden=golden, calibration=verdict)
             _write_json(out / f"estimate_{name}.json", estimates[name].to_dict())
 
     gate_result = gate(evaluations[baseline], evaluations[candidate], metrics=[GATE_METRIC], max_drop=GATE_MAX_DROP,

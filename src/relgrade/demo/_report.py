@@ -14,9 +14,13 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from relgrade._intervals import MEAN_CI, PLUS_TWO, STUDENT_T
+from relgrade._verdict import DO_NOT_USE, NOT_ALONE
+from relgrade._words import plural as _plural
+
 METRICS = ("recall@5", "recall@10", "mrr", "ndcg@5", "ndcg@10", "precision@5")
 MAX_DISAGREEMENTS = 40
-UNRELIABLE_BANDS = ("undefined", "poor", "slight", "fair")  # verdicts that say "do not use judge labels (alone)"
+UNRELIABLE_BANDS = DO_NOT_USE + NOT_ALONE  # verdicts that say "do not use judge labels (alone)"
 
 CSS_EXTRA = """
 .hero{display:flex;gap:1rem;flex-wrap:wrap;margin:1rem 0}
@@ -45,10 +49,6 @@ def _bar(value: float, lo: float | None, hi: float | None, width: int = 160) -> 
     return "".join(parts)
 
 
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def judge_unreliable(calibration) -> bool:
     """True when the verdict says not to use the judge's labels (alone): κ band poor/slight/fair or undefined."""
     return calibration.verdict.band in UNRELIABLE_BANDS
@@ -72,51 +72,74 @@ def _metrics_table(evals: dict[str, dict]) -> str:
     n_q = {n: evals[n]["n_queries"] for n in names}
     return (f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
             "<p class='small'>Against the golden set's expected documents. Mean over the queries that have a "
-            f"relevant document ({', '.join(f'{escape(n)}: {q}' for n, q in n_q.items())}); the 95% CI is a "
-            "bootstrap over queries, drawn as the light bar around the dot on a 0–1 axis.</p>")
+            f"relevant document ({', '.join(f'{escape(n)}: {q}' for n, q in n_q.items())}); the 95% CI is "
+            f"{escape(STUDENT_T.name)} over queries ({escape(STUDENT_T.definition)}), {escape(PLUS_TWO.name)} for a "
+            "0/1 metric such as recall@k, drawn as the light bar around the dot on a 0–1 axis.</p>")
 
 
-def _ppi_table(estimates: dict[str, Any], calibration) -> str:
+def _ppi_table(estimates: dict[str, Any], calibration, golden: dict[str, dict] | None = None) -> str:
     unreliable = judge_unreliable(calibration)
     show_worth = not unreliable
     head = ["run", "metric", "PPI++ (95% CI)", "human only (95% CI)", "judge only"]
     if show_worth:
         head.append("judge worth")
-    rows, notes = [], []
+    rows, notes = [], {}  # each note once, with the runs and metrics it concerns
     for n, rep in estimates.items():
         for m, e in rep.estimates.items():
             cells = [escape(n), escape(m), f"{e.ppi:.3f} <span class='small'>{_ci(e.ppi_ci95)}</span>",
-                     f"{e.human_only:.3f} <span class='small'>{_ci(e.human_ci95)}</span>", f"{e.judge_only:.3f}"]
-            degenerate = e.ppi_ci95[1] - e.ppi_ci95[0] <= 0 or e.effective_n is None
+                     f"{e.human_only:.3f} <span class='small'>{_ci(e.human_ci95)}</span>",
+                     "n/a" if e.judge_only is None else f"{e.judge_only:.3f}"]
             if show_worth:
-                cells.append("n/a (zero-width interval)" if degenerate else
-                             f"{e.effective_n:.0f} queries (of {e.n_labeled} labeled)")
-            if e.note:
-                notes.append(f"{n} {m}: {e.note}")
+                cells.append(f"{e.effective_n:.0f} queries (of {e.n_labeled} labeled)" if e.effective_n is not None
+                             else "none: the PPI interval is the human-only one (lam = 0)" if e.lam == 0 else "n/a")
+            for sentence in dict.fromkeys((e.note or "").split("; ")) if e.note else ():
+                notes.setdefault(sentence, []).append(f"{n} {m}")
             rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     n_labeled = next(iter(estimates.values())).labeled if estimates else ()
     cols = [
-        ("PPI++", "prediction-powered estimate: the judge's value on every query, corrected by the human–judge "
-                  f"difference on the {len(n_labeled)} human-labeled queries (Angelopoulos et al. 2023, power-tuned). "
+        ("PPI++", "prediction-powered estimate: the judge's prediction on every query, corrected by the "
+                  f"human–prediction difference on the {len(n_labeled)} human-labeled queries (Angelopoulos et al. "
+                  "2023, power-tuned). The prediction is the metric's expectation under the probability of each "
+                  "human grade given the judge's grade, fitted on the human labels by cross-fitting (a labeled "
+                  "query's own labels never shape its prediction). "
                   "Valid only if the labeled queries are a random sample; the interval is honest even for a bad "
                   "judge (it then stays as wide as the human-only one)."),
-        ("human only", "the mean over the human-labeled queries alone, with its classical 95% interval."),
-        ("judge only", "the mean if the judge's grades were taken as truth on every query: no interval, and "
-                       "biased by whatever the judge gets wrong."),
+        ("human only", f"the mean over the human-labeled queries alone, with its 95% interval: {escape(MEAN_CI)}."),
+        ("judge only", "the mean of the judge's prediction over every query: no interval, and biased by whatever "
+                       "the prediction gets wrong."),
     ]
     if show_worth:
         cols.append(("judge worth", "how many human-labeled queries the human-only interval would need to be as "
-                                    "narrow as the PPI++ one (n × (human width / PPI width)²); n/a when the "
-                                    "interval has zero width."))
+                                    "narrow as the PPI++ one (n × (human width / PPI width)²); none when the "
+                                    "judge adds nothing (lam = 0: the PPI++ interval is the human-only one)."))
     else:
         cols.append(("no “judge worth” column", "the calibration verdict says not to use this judge's labels "
                      f"(κ band {escape(calibration.verdict.band)}), so what it would save is not shown; its PPI++ "
                      "intervals are still valid but gain nothing over human-only ones."))
     legend = "<dl class='cols'>" + "".join(f"<dt>{escape(t)}</dt><dd>{d}</dd>" for t, d in cols) + "</dl>"
     note_html = ("<details><summary>Notes on degenerate intervals (" + str(len(notes)) + ")</summary><ul>"
-                 + "".join(f"<li>{escape(x)}</li>" for x in notes) + "</ul></details>") if notes else ""
+                 + "".join(f"<li>{escape(', '.join(where))}: {escape(x)}</li>" for x, where in notes.items())
+                 + "</ul></details>") if notes else ""
     return (f"<table><thead><tr>{''.join(f'<th>{escape(h)}</th>' for h in head)}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>{legend}{note_html}")
+            f"<tbody>{''.join(rows)}</tbody></table>{_golden_vs_ppi(estimates, golden)}{legend}{note_html}")
+
+
+def _golden_vs_ppi(estimates: dict[str, Any], golden: dict[str, dict] | None, metric: str = "recall@5") -> str:
+    """Why a run's metric differs between the golden set and the PPI++ estimate (issue 25: 0.88 and 1.000 for one
+    run, without a word)."""
+    if not golden:
+        return ""
+    pairs = [(n, golden[n]["aggregate"][metric]["value"], rep.estimates[metric].ppi) for n, rep in estimates.items()
+             if n in golden and metric in golden[n]["aggregate"] and metric in rep.estimates]
+    if not pairs:
+        return ""
+    said = "; ".join(f"{escape(n)}: {g:.3f} against the golden set, {p:.3f} by PPI++" for n, g, p in pairs)
+    return (f"<p class='small'><b>Why {metric} differs from the metrics above</b> ({said}): the golden set counts a "
+            "hit only for the documents it lists as expected for a query; these estimates count any chunk that the "
+            "human labels (and, corrected by them, the judge) grade relevant (grade ≥ 1), over the queries with a "
+            "relevant document under those labels. Graders usually find more relevant chunks in the top 5 than a "
+            "golden set lists, so the two answer different questions: has the retriever found the expected "
+            "document, and has it found something relevant.</p>")
 
 
 def _no_answer_rows(na: list[dict]) -> str:
@@ -198,7 +221,10 @@ def build_report(out: Path, *, baseline, candidate, model, calibration, audit, e
     evals = {n: r.to_dict() for n, r in evaluations.items()}
     kappa = calibration.kappa
     result = "pass" if gate.passed else "FAIL"
-    cards = [("judge κ vs humans (95% CI)", f"{kappa.value:.2f}", _ci(kappa.ci95) + f" · {calibration.verdict.band}")]
+    no_ci = calibration.verdict.no_ci
+    cards = [("judge κ vs humans (95% CI)", f"{kappa.value:.2f}",
+              (_ci(kappa.ci95) if kappa.ci95 else f"no CI: {no_ci}" if no_ci else "no CI")
+              + f" · {calibration.verdict.band}")]
     for n in evals:
         r5 = evals[n]["aggregate"]["recall@5"]
         cards.append((f"{n} recall@5 (95% CI)", f"{r5['value']:.2f}", _ci(r5.get("ci95"))))
@@ -228,10 +254,10 @@ without it). Judge: <code>{escape(model)}</code>.</p>
 <h2 id="gate">CI gate</h2>{_gate(gate, evals)}
 <h2 id="metrics">Retrieval metrics (golden set)</h2>{_metrics_table(evals)}
 <h2 id="failures">Failure analysis</h2>{_failures(evals)}
-<h2 id="ppi">Prediction-powered estimates (human labels on some queries + the judge on all)</h2>{_ppi_table(estimates, calibration)}
+<h2 id="ppi">Prediction-powered estimates (human labels on some queries + the judge on all)</h2>{_ppi_table(estimates, calibration, evals)}
 <div id="calibration">{render_sections(calibration, disagreements=None)}</div>
 <h2 id="audit">Disagreements for the human audit</h2>
-<details><summary>{len(audit)} pairs where the judge and the humans disagree (largest gaps first; the first
+<details><summary>{_plural(len(audit), 'pair')} where the judge and the humans disagree (largest gaps first; the first
 {min(len(audit), MAX_DISAGREEMENTS)} shown)</summary>{render_disagreements(audit, max_disagreements=MAX_DISAGREEMENTS, text_chars=300)}</details>
 <p class="small">Generated by relgrade. Every file behind these numbers is in {escape(str(out))}; judgments in {escape(str(store))}.</p>
 </body></html>

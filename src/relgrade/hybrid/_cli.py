@@ -7,15 +7,29 @@ from pathlib import Path
 
 import click
 
+from relgrade._defaults import DEFAULT_FOLDS, DEFAULT_PREDICTION, PREDICTIONS
 from relgrade._errors import InputError
+from relgrade._intervals import MEAN_CI, PERCENTILE, PPI
+from relgrade.io._outputs import check_outputs
 from relgrade.cli._evaluate import K_HELP, METRIC_HELP
 from relgrade.metrics._measures import DEFAULT_RANK_METRIC
 from relgrade.metrics._settings import DEFAULT_N_BOOT, DEFAULT_NO_ANSWER, NO_ANSWER_HELP, NO_ANSWER_MODES
 
 HUMAN_HELP = "Human labels: TREC qrels, or CSV/JSONL query_id,doc_id,grade[,annotator,time,text] (relgrade label export)."
 JUDGE_HELP = "Judge labels: the OUT.details.jsonl of 'relgrade judge', or plain qrels."
-MAPPING_HELP = ("Judge-to-human grade mapping: the JSON of 'relgrade calibrate --json' or "
-                "{\"adopted\": true, \"table\": {\"0\": 0, ...}}; applied only when adopted.")
+JUDGES_HELP = JUDGE_HELP + " Repeat for several judges, calibrated together (--prediction soft)."
+PREDICTION_HELP = ("How the judges predict each query's metric: soft = the expectation under each pair's human-grade "
+                   "probabilities given the judges' grades, cross-fitted on the human labels (several judges at once); "
+                   "hard = the metric on one judge's grades.")
+FOLDS_HELP = (f"Folds of the soft prediction's cross-fit over the human-labeled queries (2 to their number). "
+              f"Default: {DEFAULT_FOLDS}, or one per labeled query when fewer.")
+MAPPING_SOFT = ("--mapping's grade table is used by --prediction hard only: the soft prediction calibrates the "
+                "judges' own grades itself, cross-fitted on the human labels (the calibration's verdict is still "
+                "recorded)")
+MAPPING_HELP = ("The judge's calibration: the JSON of 'relgrade calibrate --json' (its verdict then travels with the "
+                "labels and reports; with --prediction hard its grade mapping is applied when calibration adopted it), "
+                "or a bare mapping {\"adopted\": true, \"table\": {\"0\": 0, ...}} (the judge then counts as not "
+                "calibrated).")
 
 
 def _write_json(path: str, data) -> None:
@@ -34,18 +48,19 @@ def _forbidden(path: str | None):
     return read_qrels(path)
 
 
-def _labels(human_path: str, judge_path: str, mapping_path: str | None, threshold: int, *, ppi: bool = False):
+def _judged(human_path: str, judge_paths, mapping_path: str | None, threshold: int, *, ppi: bool = False):
+    """``(human {qid: {doc: grade}}, [JudgeInput, ...], mapping)``; humans on the first judge's scale."""
     from relgrade.hybrid import on_common_scale, read_human_labels, read_judge_labels, read_mapping, require_random_sample
 
     mapping = read_mapping(mapping_path) if mapping_path else None
     human = read_human_labels(human_path)
     if ppi:
         require_random_sample(human, human_path)
-    judge = read_judge_labels(judge_path, mapping=mapping)
-    human, judge, note = on_common_scale(human, judge, threshold=threshold)
+    judges = [read_judge_labels(path, mapping=mapping) for path in judge_paths]
+    human, judges[0], note = on_common_scale(human, judges[0], threshold=threshold)
     if note:
         click.echo(f"note: {note}")
-    return _as_dict(human), _as_dict(judge.labels), judge, mapping
+    return _as_dict(human), judges, mapping
 
 
 def _as_dict(labels) -> dict[str, dict[str, int]]:
@@ -55,18 +70,84 @@ def _as_dict(labels) -> dict[str, dict[str, int]]:
     return out
 
 
-def _mapping_note(judge, mapping) -> None:
+def _mapping_note(judge, mapping, prediction: str = "hard", *, n_judge: int | None = None, strict: bool = True):
+    """Print how the judge's grades were taken and what its calibration says (for ``n_judge`` judge labels in use,
+    default all of them); return its verdict (or None). ``strict``: a calibration of another model is an error
+    (one judge); else that judge counts as not calibrated (several judges, one calibration file)."""
+    from relgrade._verdict import describe, judge_block
+    from relgrade._words import plural
+
     if judge.n_unjudged:
-        click.echo(f"{judge.n_unjudged} judge pair(s) without a grade (null) left unlabeled")
-    if mapping is not None:
+        click.echo(f"{plural(judge.n_unjudged, 'judge pair')} without a grade (null) left unlabeled")
+    if mapping is not None and prediction != "hard":
+        click.echo(f"note: {MAPPING_SOFT}")
+    elif mapping is not None:
         click.echo("judge grades mapped with the calibrated mapping" if mapping.adopted
                    else "mapping not adopted by calibration: judge grades used as they are")
+    try:
+        verdict = None if mapping is None else mapping.verdict(judge.model)
+    except InputError:
+        if strict:
+            raise
+        verdict = None
+    line = describe(judge_block(len(judge.labels) if n_judge is None else n_judge, verdict))
+    if line:
+        click.echo(line)
+    return verdict
+
+
+def ppi_inputs(metrics, ks, forbidden_path, human_path, judge_paths, mapping_path, rel_threshold, prediction):
+    """What estimate and compare --human read: metrics, forbidden documents, the labels (humans on the first judge's
+    scale), and the hard prediction's cross-fitted mapping when an adopted one was fitted on these human labels."""
+    from relgrade.metrics import parse_metrics
+
+    chosen = parse_metrics(metrics, ks)
+    forbidden = _forbidden(forbidden_path)
+    human, jins, mapping = _judged(human_path, judge_paths, mapping_path, rel_threshold, ppi=True)
+    crossfit, reuse = _crossfit(jins, human, mapping, prediction)
+    return chosen, forbidden, human, jins, mapping, crossfit, reuse
+
+
+def ppi_verdicts(jins, mapping, prediction: str):
+    """Print how each judge's grades were taken and what its calibration says (:func:`_mapping_note`); return the
+    calibration verdict the report records (the first judge's that has one, or None)."""
+    verdicts = [_mapping_note(jin, mapping, prediction, strict=len(jins) == 1) for jin in jins]
+    return next((v for v in verdicts if v is not None), None)
+
+
+def ppi_notes(reuse: str | None, report) -> None:
+    """The lines before estimate's and compare --human's tables: cross-fit and prediction."""
+    if reuse:
+        click.echo(f"note: {reuse}")
+    click.echo(prediction_line(report.settings["prediction"]))
+
+
+def _crossfit(jins, human, mapping, prediction: str, *, allow: bool = True):
+    """The hard prediction's cross-fitted mapping (or its refusal); the soft prediction uses raw grades: none."""
+    if prediction != "hard":
+        return None, None
+    from relgrade.hybrid import crossfit_for_ppi
+
+    return crossfit_for_ppi(jins[0], human, mapping, allow=allow)
+
+
+def prediction_line(desc) -> str:
+    """One line saying which prediction was used (the JSON's ``settings.prediction`` has the details)."""
+    judges = ", ".join(desc["judges"])
+    if desc["kind"] == "hard":
+        return f"prediction: hard ({desc['model']}: {judges})"
+    return (f"prediction: soft (human-grade probabilities given {judges}, {desc['folds']}-fold cross-fit on the "
+            f"human-labeled queries; {desc['retrieved_pairs_no_judge_graded']} retrieved pairs no judge graded get "
+            "the fitted base rate)")
 
 
 @click.command()
 @click.option("--run", "run_path", required=True, help="Run file: TREC run or RAG JSONL.")
 @click.option("--human", "human_path", required=True, help=HUMAN_HELP)
-@click.option("--judge", "judge_path", required=True, help=JUDGE_HELP)
+@click.option("--judge", "judge_paths", required=True, multiple=True, help=JUDGES_HELP)
+@click.option("--prediction", type=click.Choice(PREDICTIONS), default=DEFAULT_PREDICTION, show_default=True,
+              help=PREDICTION_HELP)
+@click.option("--folds", type=int, default=None, help=FOLDS_HELP)
 @click.option("--k", "ks", type=int, multiple=True, help=K_HELP)
 @click.option("--metric", "metrics", multiple=True, help=METRIC_HELP)
 @click.option("--rel-threshold", type=int, default=1, show_default=True, help="Relevant when grade >= this.")
@@ -77,9 +158,12 @@ def _mapping_note(judge, mapping) -> None:
               help="Golden set (or labels file) listing forbidden documents: the run's leaks go into the report, "
                    "which 'relgrade gate' needs.")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="1 - confidence level of the intervals.")
+@click.option("--target-width", type=float, default=None, metavar="W",
+              help="Plan the labels: how many human-labeled queries an interval W wide (before clipping to [0, 1]) "
+                   "needs without and with the judge, from this pilot's variances.")
 @click.option("--json", "json_out", metavar="OUT", help="Write the estimates as JSON here.")
-def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, no_answer, mapping_path, forbidden_path,
-             alpha, json_out):
+def estimate(run_path, human_path, judge_paths, prediction, folds, ks, metrics, rel_threshold, no_answer, mapping_path,
+             forbidden_path, alpha, target_width, json_out):
     """Prediction-powered (PPI++) metric estimates: humans labeled some queries, the judge labeled all.
 
     The means follow --no-answer like every command. The intervals are valid only if the
@@ -87,28 +171,35 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, no_an
     """
     from relgrade.hybrid import estimate as run_estimate
     from relgrade.io import read_run
-    from relgrade.metrics import parse_metrics
 
-    chosen = parse_metrics(metrics, ks)
-    forbidden = _forbidden(forbidden_path)
-    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path, rel_threshold, ppi=True)
-    from relgrade.hybrid import crossfit_for_ppi
-
-    crossfit, reuse = crossfit_for_ppi(jin, human, mapping)
+    check_outputs({"--json": json_out}, {"--run": run_path, "--human": human_path, "--judge": judge_paths,
+                                         "--mapping": mapping_path, "--forbidden": forbidden_path})
+    chosen, forbidden, human, jins, mapping, crossfit, reuse = ppi_inputs(
+        metrics, ks, forbidden_path, human_path, judge_paths, mapping_path, rel_threshold, prediction)
     run = read_run(run_path)
-    report = run_estimate(run, human, judge, chosen, rel_threshold=rel_threshold, no_answer=no_answer, alpha=alpha,
-                          forbidden=forbidden, crossfit=crossfit)
-    _mapping_note(jin, mapping)
-    if reuse:
-        click.echo(f"note: {reuse}")
+    calibration = ppi_verdicts(jins, mapping, prediction)
+    report = run_estimate(run, human, jins, chosen, rel_threshold=rel_threshold, no_answer=no_answer, alpha=alpha,
+                          forbidden=forbidden, crossfit=crossfit, prediction=prediction, folds=folds,
+                          target_width=target_width, calibration=calibration)
+    ppi_notes(reuse, report)
     click.echo(f"run {run_path}")
     click.echo(report.table())
+    notes: dict[str, list[str]] = {}  # each note once, with the metrics it concerns
     for name, e in report.estimates.items():
         if e.effective_n is not None:
             click.echo(f"{name}: the judge was worth {e.effective_n:.0f} human-labeled queries "
                        f"(~{e.effective_labels:.0f} human labels) where {e.n_labeled} were labeled")
+        if e.plan is not None:
+            click.echo(e.plan.sentence(name, e.n_labeled, alpha))
         if e.note:
-            click.echo(f"{name}: note: {e.note}")
+            notes.setdefault(e.note, []).append(name)
+    for note, names in notes.items():
+        click.echo(f"{', '.join(names)}: note: {note}")
+    report_tail(report, mapping, mapping_path, json_out, "relgrade gate")
+
+
+def report_tail(report, mapping, mapping_path: str | None, json_out: str | None, gate: str) -> None:
+    """The notes, the leaks (or why there is no leak check) and the JSON, as estimate and compare --human end."""
     for note in report.notes:
         click.echo(f"note: {note}")
     if report.leaks:
@@ -118,7 +209,8 @@ def estimate(run_path, human_path, judge_path, ks, metrics, rel_threshold, no_an
         for row in report.leaks[:5]:
             click.echo(f"  {row['query_id']}: {row['doc_id']} at rank {row['rank']}")
     elif report.leaks is None:
-        click.echo("no --forbidden: the report carries no leak check, and 'relgrade gate' fails on it")
+        click.echo(f"no --forbidden: the report carries no leak check, and '{gate}' fails on it unless told "
+                   "--no-tenants (the runs serve no tenants)")
     if json_out:
         data = report.to_dict()
         data["settings"]["mapping"] = None if mapping is None else {"path": mapping_path, "adopted": mapping.adopted}
@@ -144,6 +236,9 @@ def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, sh
 
     if not human_path and not judge_path:
         raise InputError("give --human, --judge or both")
+    check_outputs({"--out": out, "--out (its stale labels)": f"{out}.stale.jsonl"},
+                  {"--human": human_path, "--judge": judge_path, "--corpus": corpus_path, "--run": run_paths,
+                   "--mapping": mapping_path})
     if Path(out).suffix.lower() not in {".jsonl", ".ndjson"}:
         raise InputError("--out must end in .jsonl (one label per line with its provenance)", path=out)
     mapping = read_mapping(mapping_path) if mapping_path else None
@@ -166,9 +261,11 @@ def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, sh
             texts.update(read_run(path).texts)
         if not texts:
             raise InputError("the --run files hold no chunk texts; pass --corpus or a RAG JSONL run with texts")
-    merged = merge_labels(human, jin.labels if jin else (), texts=texts, missing_is_stale=missing_is_stale, source=out)
+    verdict = None if mapping is None or jin is None else mapping.verdict(jin.model)
+    merged = merge_labels(human, jin.labels if jin else (), texts=texts, missing_is_stale=missing_is_stale, source=out,
+                          calibration=verdict)
     if jin is not None:
-        _mapping_note(jin, mapping)
+        _mapping_note(jin, mapping, n_judge=merged.counts()["judge"])
     if texts is None:
         click.echo("no --corpus or --run: labels are not checked for staleness")
     write_hybrid(merged, out)
@@ -176,25 +273,32 @@ def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, sh
     for s in merged.stale[:show_stale]:
         who = s.label.annotator or s.label.model or s.label.source
         click.echo(f"  stale: {s.label.query_id} / {s.label.doc_id} ({s.label.source} {who}): {s.reason}")
-    stale_note = f" and {len(merged.stale)} stale labels to {out}.stale.jsonl" if merged.stale else ""
-    click.echo(f"wrote {out}{stale_note}")
+    from relgrade.hybrid import calibration_path_for, stale_path_for
+
+    sides = [f"{len(merged.stale)} stale labels to {stale_path_for(out)}"] if merged.stale else []
+    sides += [f"the judge's calibration to {calibration_path_for(out)}"] if verdict is not None else []
+    click.echo(f"wrote {out}" + (f" and {' and '.join(sides)}" if sides else ""))
 
 
 @click.command()
 @click.option("--run", "run_paths", multiple=True, required=True, help="Run file of one system (repeat, at least 2).")
 @click.option("--human", "human_path", required=True, help=HUMAN_HELP)
-@click.option("--judge", "judge_path", required=True, help=JUDGE_HELP)
+@click.option("--judge", "judge_paths", required=True, multiple=True, help=JUDGES_HELP)
+@click.option("--prediction", type=click.Choice(PREDICTIONS), default=DEFAULT_PREDICTION, show_default=True,
+              help=PREDICTION_HELP)
+@click.option("--folds", type=int, default=None, help=FOLDS_HELP)
 @click.option("--metric", "metrics", multiple=True,
               help=f"Metric to rank by (repeatable or comma-separated). Default: {DEFAULT_RANK_METRIC}.")
 @click.option("--rel-threshold", type=int, default=1, show_default=True, help="Relevant when grade >= this.")
 @click.option("--no-answer", type=click.Choice(NO_ANSWER_MODES), default=DEFAULT_NO_ANSWER, show_default=True,
               help=NO_ANSWER_HELP)
 @click.option("--mapping", "mapping_path", default=None, help=MAPPING_HELP)
-@click.option("--n-boot", type=int, default=DEFAULT_N_BOOT, show_default=True, help="Bootstrap resamples for the Kendall tau CIs (>= 1); the pairwise differences use t intervals.")
+@click.option("--n-boot", type=int, default=DEFAULT_N_BOOT, show_default=True, help=f"Bootstrap resamples for the Kendall tau CIs ({PERCENTILE.name}, >= 1); the pairwise "
+              f"differences use {MEAN_CI} (human, judge) and {PPI.name} intervals.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and the permutations.")
 @click.option("--json", "json_out", metavar="OUT", help="Write rankings, taus and pairs as JSON here.")
-def rank_systems(run_paths, human_path, judge_path, metrics, rel_threshold, no_answer, mapping_path, n_boot, seed,
-                 json_out):
+def rank_systems(run_paths, human_path, judge_paths, prediction, folds, metrics, rel_threshold, no_answer, mapping_path,
+                 n_boot, seed, json_out):
     """Rank systems under human, judge and PPI++ labels: Kendall tau with CIs, flipped pairs, paired tests."""
     from relgrade.hybrid import rank_systems as run_rank
     from relgrade.io import read_run
@@ -204,11 +308,11 @@ def rank_systems(run_paths, human_path, judge_path, metrics, rel_threshold, no_a
     if len(run_paths) < 2:
         raise InputError(f"--run: ranking systems needs at least 2 runs, got {len(run_paths)}")
     check_n_boot(n_boot)
+    check_outputs({"--json": json_out}, {"--run": run_paths, "--human": human_path, "--judge": judge_paths,
+                                         "--mapping": mapping_path})
     chosen = parse_metrics(metrics or [DEFAULT_RANK_METRIC])
-    human, judge, jin, mapping = _labels(human_path, judge_path, mapping_path, rel_threshold, ppi=True)
-    from relgrade.hybrid import crossfit_for_ppi
-
-    crossfit_for_ppi(jin, human, mapping, allow=False)  # the PPI ranking cannot cross-fit: refuse reused labels
+    human, jins, mapping = _judged(human_path, judge_paths, mapping_path, rel_threshold, ppi=True)
+    _crossfit(jins, human, mapping, prediction, allow=False)  # the hard PPI ranking cannot cross-fit a mapping
     runs = {}
     stems = [Path(p).stem for p in run_paths]
     for path, stem in zip(run_paths, stems):
@@ -216,11 +320,16 @@ def rank_systems(run_paths, human_path, judge_path, metrics, rel_threshold, no_a
         if name in runs:
             raise InputError(f"--run {path} is given twice", path=path)
         runs[name] = read_run(path, name=name)
-    _mapping_note(jin, mapping)
-    results = [run_rank(runs, human, judge, m, rel_threshold=rel_threshold, no_answer=no_answer, n_boot=n_boot,
-                        seed=seed) for m in chosen]
+    verdict = ppi_verdicts(jins, mapping, prediction)
+    results = [run_rank(runs, human, jins, m, rel_threshold=rel_threshold, no_answer=no_answer, n_boot=n_boot,
+                        seed=seed, prediction=prediction, folds=folds) for m in chosen]
+    if results:
+        click.echo(prediction_line(results[0].settings["prediction"]))
     for r in results:
         click.echo(r.table())
     if json_out:
-        _write_json(json_out, {"metrics": {r.metric: r.to_dict() for r in results}})
+        from relgrade._verdict import judge_block
+
+        _write_json(json_out, {"metrics": {r.metric: r.to_dict() for r in results},
+                               "judge": judge_block(sum(len(j.labels) for j in jins), verdict)})
         click.echo(f"wrote {json_out}")

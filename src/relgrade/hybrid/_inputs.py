@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
+from relgrade._words import plural
 from relgrade.io._labels import DEFAULT_SCALE, Label, on_judge_scale, read_labels, span
 from relgrade.io._text import loads_json, read_text
 
@@ -40,7 +41,7 @@ def read_human_labels(path: str | Path, *, scale: Sequence[int] = DEFAULT_SCALE)
     sampling design when the file has them (see module docstring)."""
     labels = read_labels(path, source="human", scale=scale)
     if not labels.labels:
-        raise InputError(f"no graded row ({labels.n_empty} row(s) with an empty grade); fill the 'grade' column first",
+        raise InputError(f"no graded row ({plural(labels.n_empty, 'row')} with an empty grade); fill the 'grade' column first",
                          path=path)
     return list(labels.consensus())
 
@@ -60,6 +61,15 @@ class JudgeMapping:
     table: Mapping[int, int] | None = None
     grade_mapping: Any = None  # relgrade.calibration.GradeMapping
     message: str = ""
+    calibration: Mapping[str, Any] | None = None  # the whole 'relgrade calibrate --json' file, when it was one
+    source: str | None = None
+
+    def verdict(self, model: str | None = None):
+        """The judge's :class:`relgrade._verdict.JudgeVerdict` from the calibration file (None for a plain table);
+        a calibration of another model than ``model`` is refused."""
+        from relgrade._verdict import JudgeVerdict
+
+        return JudgeVerdict.from_calibration(self.calibration, source=self.source, model=model)
 
     def apply(self, grade: int, expected: float | None = None) -> int:
         if not self.adopted:
@@ -77,6 +87,9 @@ def read_mapping(path: str | Path, *, scale: Sequence[int] = DEFAULT_SCALE) -> J
     """Read ``--mapping`` (see module docstring); a grade it maps to must be on ``scale``."""
     text = read_text(path, what="mapping file")
     data = loads_json(text, path=path)
+    calibration = data if isinstance(data, dict) and isinstance(data.get("verdict"), dict) else None
+    if calibration is not None and not isinstance(calibration.get("mapping"), dict):  # calibrate --no-mapping
+        return JudgeMapping(False, message="no mapping fitted", calibration=calibration, source=str(path))
     if isinstance(data, dict) and isinstance(data.get("mapping"), dict):
         data = data["mapping"]
     if not isinstance(data, dict) or "adopted" not in data:
@@ -93,7 +106,7 @@ def read_mapping(path: str | Path, *, scale: Sequence[int] = DEFAULT_SCALE) -> J
             gm = GradeMapping.from_dict(data)
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed calibration mapping ({exc}); re-run 'relgrade calibrate --json'", path=path) from None
-        return JudgeMapping(adopted, grade_mapping=gm, message=message)
+        return JudgeMapping(adopted, grade_mapping=gm, message=message, calibration=calibration, source=str(path))
     table = data.get("table")
     if not isinstance(table, dict) or not table:
         raise InputError("the mapping needs a non-empty 'table' {\"judge grade\": human grade}", path=path)
@@ -109,7 +122,7 @@ def read_mapping(path: str | Path, *, scale: Sequence[int] = DEFAULT_SCALE) -> J
     if outside or None in parsed:
         raise InputError(f"the mapping's 'table' maps to grade(s) {outside} outside the scale {span(scale)}; "
                          "map every judge grade to a grade of the scale", path=path)
-    return JudgeMapping(adopted, table=parsed, message=message)
+    return JudgeMapping(adopted, table=parsed, message=message, calibration=calibration, source=str(path))
 
 
 @dataclass(frozen=True)
@@ -118,6 +131,16 @@ class JudgeInput:
     n_unjudged: int
     model: str | None
     scale: tuple[int, ...] | None = None  # the judge's own scale when its details declare one
+    source: str | None = None  # the file the labels came from
+
+    def to_qrels(self):
+        """The grades in use (mapped when a mapping was adopted) as :class:`~relgrade.io.Qrels`."""
+        from relgrade.io import Qrels
+
+        labels: dict[str, dict[str, int]] = {}
+        for lab in self.labels:
+            labels.setdefault(lab.query_id, {})[lab.doc_id] = lab.grade
+        return Qrels(labels, source=self.source)
 
 
 def read_judge_labels(path: str | Path, *, mapping: JudgeMapping | None = None,
@@ -134,7 +157,7 @@ def read_judge_labels(path: str | Path, *, mapping: JudgeMapping | None = None,
         grade = mapping.apply(lab.grade, lab.expected_grade)
         out.append(replace(lab, source="judge", grade=grade, judge_grade=lab.grade if mapping.adopted else None,
                            mapped=mapping.adopted, time=lab.time or mtime))
-    return JudgeInput(tuple(out), labels.n_empty, labels.model, labels.scale)
+    return JudgeInput(tuple(out), labels.n_empty, labels.model, labels.scale, str(path))
 
 
 def crossfit_for_ppi(judge: JudgeInput, human: Mapping[str, Mapping[str, int]], mapping: JudgeMapping | None, *,

@@ -20,6 +20,10 @@ is reported and not used. Stale labels are never thrown away: :func:`write_hybri
 3. judge grades go through the calibrated mapping when one was adopted (``judge_grade`` keeps the raw
    grade, ``mapped`` says it was mapped).
 
+The judge's calibration verdict (:class:`relgrade._verdict.JudgeVerdict`: κ with its CI, band, verdict, mapping),
+when ``relgrade hybrid --mapping CAL.json`` was given one, travels in ``OUT.calibration.json`` beside the set, so
+that ``evaluate``, ``compare`` and ``gate`` on these labels say what the judge is worth (issue 25).
+
 :func:`relgrade.io.read_qrels` reads this file as plain qrels (it ignores the provenance keys).
 """
 
@@ -32,11 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
+from relgrade._verdict import JudgeVerdict, judge_block
+from relgrade._words import plural
 from relgrade.io import Qrels
 from relgrade.io._labels import SOURCES, Label, read_labels, text_sha256, write_labels
 
-__all__ = ["SOURCES", "HybridLabels", "Label", "Stale", "is_hybrid", "is_hybrid_text", "merge_labels", "read_hybrid",
-           "recheck", "stale_path_for", "text_sha256", "write_hybrid"]
+__all__ = ["SOURCES", "HybridLabels", "Label", "Stale", "calibration_path_for", "is_hybrid", "is_hybrid_text",
+           "merge_labels", "read_hybrid", "recheck", "stale_path_for", "text_sha256", "write_hybrid"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,11 @@ class HybridLabels:
     unchecked: int = 0  # labels whose freshness could not be checked (no hash, or no current text known)
     source: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    calibration: JudgeVerdict | None = None  # the judge's verdict from relgrade calibrate (OUT.calibration.json)
+
+    def judge(self) -> dict[str, Any] | None:
+        """The ``"judge"`` block of reports on these labels (:func:`relgrade._verdict.judge_block`)."""
+        return judge_block(self.counts()["judge"], self.calibration)
 
     def to_qrels(self) -> Qrels:
         labels: dict[str, dict[str, int]] = {}
@@ -81,7 +92,7 @@ class HybridLabels:
 
     def summary(self) -> str:
         c = self.counts()
-        text = f"{c['labels']} labels in use ({c['human']} human, {c['judge']} judge"
+        text = f"{plural(c['labels'], 'label')} in use ({c['human']} human, {c['judge']} judge"
         text += f", {c['mapped']} judge grades mapped)" if c["mapped"] else ")"
         if c["overridden"]:
             text += f"; {c['overridden']} judge labels overridden by humans"
@@ -117,12 +128,14 @@ def merge_labels(
     texts: Mapping[str, str] | None = None,
     missing_is_stale: bool = True,
     source: str | None = None,
+    calibration: JudgeVerdict | None = None,
 ) -> HybridLabels:
     """Merge labels: stale ones set apart, then human beats judge on every pair (see module docstring).
 
     ``texts`` are the current chunk texts ``{doc_id: text}`` (a corpus, or a run's texts). With
     ``missing_is_stale`` (a full corpus) a label whose document is absent is stale; without it (a run,
     which only holds the texts of retrieved documents) such a label is kept and counted as unchecked.
+    ``calibration``: the judge's verdict from ``relgrade calibrate``, carried with the set.
     """
     stale: list[Stale] = []
     chosen: dict[tuple[str, str], Label] = {}
@@ -146,14 +159,16 @@ def merge_labels(
                 overridden += 1
                 continue
             chosen[key] = lab
-    return HybridLabels(tuple(chosen.values()), tuple(stale), overridden, unstamped, unchecked, source)
+    return HybridLabels(tuple(chosen.values()), tuple(stale), overridden, unstamped, unchecked, source,
+                        calibration=calibration)
 
 
 def recheck(hybrid: HybridLabels, texts: Mapping[str, str], *, missing_is_stale: bool = False) -> HybridLabels:
     """Re-verify a loaded set against current texts (e.g. a run's chunk texts at evaluate time)."""
     human = [lab for lab in hybrid.labels if lab.source == "human"]
     judge = [lab for lab in hybrid.labels if lab.source == "judge"]
-    merged = merge_labels(human, judge, texts=texts, missing_is_stale=missing_is_stale, source=hybrid.source)
+    merged = merge_labels(human, judge, texts=texts, missing_is_stale=missing_is_stale, source=hybrid.source,
+                          calibration=hybrid.calibration)
     return replace(merged, stale=hybrid.stale + merged.stale, overridden=hybrid.overridden, notes=hybrid.notes)
 
 
@@ -210,7 +225,7 @@ def read_hybrid(path: str | Path) -> HybridLabels:
         for lab, number in zip(rows, lines):
             extra = _json.loads(raw[number - 1])
             stale.append(Stale(replace(lab, reason=None), str(extra.get("reason", "stale")), extra.get("current_sha256")))
-    return HybridLabels(labels, tuple(stale), source=str(path))
+    return HybridLabels(labels, tuple(stale), source=str(path), calibration=_read_calibration(path))
 
 
 def stale_path_for(path: str | Path) -> Path:
@@ -218,16 +233,37 @@ def stale_path_for(path: str | Path) -> Path:
     return Path(f"{path}.stale.jsonl")
 
 
+def calibration_path_for(path: str | Path) -> Path:
+    """``OUT.calibration.json`` beside ``OUT``: the judge's calibration verdict."""
+    return Path(f"{path}.calibration.json")
+
+
+def _read_calibration(path: str | Path) -> JudgeVerdict | None:
+    from relgrade.io._text import loads_json, read_text
+
+    p = calibration_path_for(path)
+    if not p.is_file():
+        return None
+    data = loads_json(read_text(p, what="calibration file"), path=p)
+    if not isinstance(data, dict) or "band" not in data:
+        raise InputError("not a judge calibration written by 'relgrade hybrid'; delete it or re-run relgrade hybrid "
+                         "--mapping CAL.json", path=p)
+    return JudgeVerdict.from_dict(data)
+
+
 def write_hybrid(hybrid: HybridLabels, path: str | Path) -> Path:
     """Write the labels in use to ``path`` and the stale ones to ``path.stale.jsonl`` (removed when none)."""
     p = Path(path)
     write_labels(hybrid.labels, p)
-    sp = stale_path_for(p)
+    sp, cp = stale_path_for(p), calibration_path_for(p)
     if hybrid.stale:
         write_labels([s.to_dict() for s in hybrid.stale], sp)
-    elif sp.exists():
-        try:
-            sp.unlink()
-        except OSError as exc:
-            raise InputError(f"cannot remove ({exc.strerror})", path=sp) from None
+    if hybrid.calibration is not None:
+        cp.write_text(json.dumps(hybrid.calibration.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    for side, keep in ((sp, bool(hybrid.stale)), (cp, hybrid.calibration is not None)):
+        if not keep and side.exists():  # a sibling of an earlier set with the same name would be taken for this one's
+            try:
+                side.unlink()
+            except OSError as exc:
+                raise InputError(f"cannot remove ({exc.strerror})", path=side) from None
     return p

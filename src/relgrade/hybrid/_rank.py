@@ -3,7 +3,10 @@
 For one metric and several runs (systems):
 
 * three rankings, by the mean under **human** labels on the labeled queries, under **judge** labels on
-  all queries, and the **ppi** (PPI++) estimate (see :mod:`relgrade.hybrid._estimate`);
+  all queries, and the **ppi** (PPI++) estimate (see :mod:`relgrade.hybrid._estimate`). One ``lam`` serves
+  every system and every pair (:func:`relgrade.stats._augmented.joint_lambda`, tuned so that the intervals
+  are on average no wider than the human-only ones): each pair's PPI difference is then exactly the
+  difference of the two systems' PPI means, so no pair contradicts the PPI ranking;
 * Kendall's tau-b (``scipy.stats.kendalltau``) between each two rankings, with a 95% percentile CI from
   a bootstrap over queries (:mod:`relgrade.stats`): each replicate resamples the labeled and the unlabeled queries with
   replacement (stratified, so the labeled share stays fixed), recomputes the three sets of system
@@ -13,14 +16,15 @@ For one metric and several runs (systems):
   and a gap of 0.02 between six systems, 0.985 at 0.05; ``benchmarks/tau_ci_coverage.py``);
 * every pair of systems with ``b - a`` under each source: human and judge with the paired t interval
   and randomisation p-value of :func:`relgrade.metrics.paired_difference`, ppi with the PPI++ interval
-  (Student t, see :mod:`relgrade.hybrid._ppi`) and the p-value of the same construction for the per-query difference
-  (``Y = human_b - human_a``, ``Yhat = judge_b - judge_a``);
+  (:mod:`relgrade.hybrid._ppi`, on [-1, 1]) and the p-value of the same construction for the per-query
+  difference (``Y = human_b - human_a``, ``Yhat = judge_b - judge_a``), both at the joint ``lam``;
   a pair *flips* when two sources order it in opposite directions (a tie under one source is no flip).
 
 ``no_answer`` is the rule of every command: with ``"exclude"`` (default) the values and differences are
 means over the queries with a relevant document (human: labeled queries with one under human labels;
 judge: queries with one under judge labels; ppi: the ratio estimate of
-:func:`relgrade.hybrid._estimate.ratio_means`); with ``"zero"`` over all queries. A query without a
+:func:`relgrade.hybrid._ratio.ratio_means`); with ``"zero"`` over all queries. A source without any
+value (a judge that finds no query answerable) has ``None`` values and no ranking, never NaN. A query without a
 relevant document scores 0 for every system, so the paired p-values do not depend on the rule, nor do
 the bootstrap replicates of the taus, which are computed over all queries.
 """
@@ -35,12 +39,21 @@ from typing import Any
 import numpy as np
 
 from relgrade._errors import InputError
+from relgrade._intervals import PERCENTILE, PPI_JOINT
+from relgrade._words import plural
 from relgrade.io import Run
 from relgrade.metrics import Metric, paired_difference, parse_metric
 from relgrade.metrics._evaluate import no_shared_queries
 from relgrade.metrics._settings import DEFAULT_NO_ANSWER, check_n_boot, check_no_answer, check_rel_threshold
-from relgrade.hybrid._estimate import _as_qrels, answerable, per_query_values, ratio_means, split_queries
+from relgrade.hybrid._estimate import too_few_answerable
+from relgrade.hybrid._predict import DEFAULT_PREDICTION, judge_sets, predict, union_qrels
+from relgrade.hybrid._values import answerable, per_query_values, split_queries
+from relgrade.hybrid._values import as_qrels as _as_qrels
 from relgrade.hybrid._ppi import ppi_means, ppi_point, ppi_pvalues
+from relgrade.hybrid._ratio import RATIO_INTERVAL, ratio_means
+from relgrade.stats._augmented import joint_lambda, prepare
+
+JOINT_INTERVAL = PPI_JOINT.name  # rank-systems: one lam for every system and pair
 
 SOURCES = ("human", "judge", "ppi")
 
@@ -55,8 +68,13 @@ class SourceDifference:
     test: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"diff": self.diff, "ci95": None if self.ci95 is None else list(self.ci95), "p_value": self.p_value,
-                "test": self.test}
+        return {"diff": _finite(self.diff), "ci95": None if self.ci95 is None else [_finite(v) for v in self.ci95],
+                "p_value": _finite(self.p_value), "test": self.test}
+
+
+def _finite(v) -> float | None:
+    """A number for JSON: None where it is not finite (NaN never reaches a report)."""
+    return None if v is None or not np.isfinite(v) else float(v)
 
 
 @dataclass(frozen=True)
@@ -84,7 +102,7 @@ class TauResult:
                 "interval": TAU_CI_NOTE}
 
 
-TAU_CI_NOTE = ("descriptive: percentile bootstrap over queries; tau is a step function of the means and, with close "
+TAU_CI_NOTE = (f"descriptive: {PERCENTILE.name} over queries; tau is a step function of the means and, with close "
                "systems, misses a true tau of 1 in about half of the draws at 15 labeled queries "
                "(benchmarks/tau_ci_coverage.py); decide on the pairwise differences")
 
@@ -93,7 +111,7 @@ TAU_CI_NOTE = ("descriptive: percentile bootstrap over queries; tau is a step fu
 class RankingReport:
     metric: str
     systems: tuple[str, ...]
-    values: dict[str, dict[str, float]]  # source -> system -> value
+    values: dict[str, dict[str, float | None]]  # source -> system -> value (None: the source has none)
     rankings: dict[str, tuple[str, ...]]  # source -> systems best first
     taus: tuple[TauResult, ...]
     pairs: tuple[PairResult, ...]
@@ -113,10 +131,12 @@ class RankingReport:
                 "n_labeled": self.n_labeled, "n_queries": self.n_queries, "settings": self.settings}
 
     def table(self) -> str:
-        lines = [f"== {self.metric}: {len(self.systems)} systems, {self.n_labeled} human-labeled of {self.n_queries} queries",
+        lines = [f"== {self.metric}: {plural(len(self.systems), 'system')}, {self.n_labeled} human-labeled of "
+                 f"{plural(self.n_queries, 'query', 'queries')}",
                  f"{'system':<24}" + "".join(f"{s:>10}" for s in SOURCES)]
         for name in self.rankings["ppi"]:
-            lines.append(f"{name:<24}" + "".join(f"{self.values[s][name]:>10.4f}" for s in SOURCES))
+            lines.append(f"{name:<24}" + "".join(f"{'n/a':>10}" if self.values[s][name] is None
+                                                 else f"{self.values[s][name]:>10.4f}" for s in SOURCES))
         for t in self.taus:
             ci = "" if t.ci95 is None else f"  95% CI [{t.ci95[0]:+.2f}, {t.ci95[1]:+.2f}]"
             tau = "undefined" if t.tau is None else f"{t.tau:+.3f}"
@@ -124,30 +144,33 @@ class RankingReport:
         if self.taus:
             lines.append("(tau CIs are " + TAU_CI_NOTE + ")")
         if self.flipped:
-            lines.append(f"{len(self.flipped)} pair(s) ordered differently by the label sources:")
+            lines.append(f"{plural(len(self.flipped), 'pair')} ordered differently by the label sources:")
         else:
             lines.append("no pair of systems is ordered differently by the label sources")
         for p in self.flipped:
-            cells = "  ".join(f"{s} {d.diff:+.4f} (p {d.p_value:.3f})" for s, d in p.by_source.items())
+            cells = "  ".join(f"{s} {d.diff:+.4f} (p {d.p_value:.3f})" for s, d in p.by_source.items()
+                              if np.isfinite(d.diff))
             lines.append(f"  {p.b} - {p.a}: {cells}  [{', '.join(p.flips)}]")
         return "\n".join(lines)
 
 
-def _ranking(values: Mapping[str, float]) -> tuple[str, ...]:
+def _ranking(values: Mapping[str, float | None]) -> tuple[str, ...]:
+    if any(v is None for v in values.values()):
+        return ()
     return tuple(sorted(values, key=lambda s: (-values[s], s)))
 
 
-def _tau(x: np.ndarray, y: np.ndarray) -> float | None:
+def _tau(x: np.ndarray | None, y: np.ndarray | None) -> float | None:
     from scipy.stats import kendalltau
 
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
+    if x is None or y is None or np.ptp(x) == 0 or np.ptp(y) == 0:
         return None
     tau = kendalltau(x, y).statistic
     return None if not np.isfinite(tau) else float(tau)
 
 
 def _sign(v: float) -> int:
-    return 0 if abs(v) < 1e-12 else (1 if v > 0 else -1)
+    return 0 if not np.isfinite(v) or abs(v) < 1e-12 else (1 if v > 0 else -1)
 
 
 def rank_systems(
@@ -161,8 +184,15 @@ def rank_systems(
     n_boot: int = 1000,
     n_perm: int = 10000,
     seed: int = 0,
+    prediction: str = DEFAULT_PREDICTION,
+    folds: int | None = None,
 ) -> RankingReport:
-    """Rank ``runs`` under human, judge and PPI++ labels; taus with bootstrap CIs; flips; paired tests."""
+    """Rank ``runs`` under human, judge and PPI++ labels; taus with bootstrap CIs; flips; paired tests.
+
+    ``judge``: one judge's labels or a list; the "judge" values are the judges' prediction
+    (:func:`relgrade.hybrid.predict`, ``prediction`` and ``folds``; one model and one pool per query for all
+    runs; ``seed`` also draws the folds).
+    """
     if not isinstance(runs, Mapping):
         runs = list(runs)
         names = [r.name for r in runs]
@@ -176,7 +206,8 @@ def rank_systems(
     check_no_answer(no_answer)
     check_n_boot(n_boot)
     rel_threshold = check_rel_threshold(rel_threshold)
-    human_q, judge_q = _as_qrels(human, "human"), _as_qrels(judge, "judge")
+    human_q, sets = _as_qrels(human, "human"), judge_sets(judge)
+    judge_q = union_qrels(sets)
     labeled, unlabeled = split_queries(human_q, judge_q)
     n, N = len(labeled), len(unlabeled)
     if n < 2:
@@ -188,22 +219,39 @@ def rank_systems(
             raise no_shared_queries(r, population, human_q.source)
     H = np.column_stack([per_query_values(human_q, r, [metric], labeled, rel_threshold=rel_threshold)[:, 0]
                          for r in runs.values()])
-    J = np.column_stack([per_query_values(judge_q, r, [metric], population, rel_threshold=rel_threshold)[:, 0]
-                         for r in runs.values()])
+    pred = predict(list(runs.values()), human_q, sets, [metric], rel_threshold=rel_threshold, prediction=prediction,
+                   folds=folds, seed=seed)
+    J = pred.values[:, :, 0].T
+    Ahat = pred.answerable
+    A = answerable(human_q, labeled, rel_threshold)
     exclude = no_answer == "exclude"
-    if exclude:
-        A, Ahat = answerable(human_q, labeled, rel_threshold), answerable(judge_q, population, rel_threshold)
-        if (A > 0).sum() < 2:
-            raise InputError(f"{int((A > 0).sum())} of the {n} human-labeled queries have a relevant document; the "
-                             "mean over answerable queries (--no-answer exclude) needs at least 2: label more "
-                             "queries or use --no-answer zero", path=human_q.source)
-        hq, jq = A > 0, Ahat > 0
-        means = {"human": H[hq].mean(axis=0), "judge": J[jq].mean(axis=0) if jq.any() else np.zeros(H.shape[1]),
-                 "ppi": ratio_means(H, A, J[:n], Ahat[:n], J[n:], Ahat[n:]).value}
-    else:
-        hq, jq = np.ones(n, bool), np.ones(n + N, bool)
-        means = {"human": H.mean(axis=0), "judge": J.mean(axis=0), "ppi": ppi_means(H, J[:n], J[n:], alpha=0.05).value}
-    values = {s: {name: float(means[s][i]) for i, name in enumerate(names)} for s in SOURCES}
+    if exclude and (A > 0).sum() < 2:
+        raise too_few_answerable(int((A > 0).sum()), n, human_q.source)
+    pairs_ij = list(combinations(range(len(names)), 2))
+    D = np.column_stack([H[:, j] - H[:, i] for i, j in pairs_ij]) if pairs_ij else np.zeros((n, 0))
+    Dj = np.column_stack([J[:, j] - J[:, i] for i, j in pairs_ij]) if pairs_ij else np.zeros((n + N, 0))
+    # one lam for every system and pair, tuned on the per-query values (every query counts) for both rules
+    lam = joint_lambda([prepare(H, J[:n], J[n:], lower=0.0, upper=1.0),
+                        prepare(D, Dj[:n], Dj[n:], lower=-1.0, upper=1.0)], alpha=0.05) if N else 0.0
+    hq = A > 0 if exclude else np.ones(n, bool)
+    jq = Ahat > 0.5 if exclude else np.ones(n + N, bool)  # hard: the judge has a relevant document; soft: likely
+
+    def at(lam_: float):
+        if exclude:
+            return (ratio_means(H, A, J[:n], Ahat[:n], J[n:], Ahat[n:], lam=lam_),
+                    ratio_means(D, A, Dj[:n], Ahat[:n], Dj[n:], Ahat[n:], bounds=(-1.0, 1.0), lam=lam_))
+        return ppi_means(H, J[:n], J[n:], lam=lam_), ppi_means(D, Dj[:n], Dj[n:], lower=-1.0, upper=1.0, lam=lam_)
+
+    sys_ppi, pair_ppi = at(lam)
+    sys_h, pair_h = at(0.0) if lam > 0 else (sys_ppi, pair_ppi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.concatenate([sys_ppi.half / sys_h.half, pair_ppi.half / pair_h.half])
+    width_ratio = float(np.mean(np.where(np.isfinite(ratios), ratios, 1.0)))
+    if width_ratio > 1:  # the skewness correction made them wider on average: the human-only intervals
+        lam, sys_ppi, pair_ppi, width_ratio = 0.0, sys_h, pair_h, 1.0
+    means = {"human": H[hq].mean(axis=0), "judge": J[jq].mean(axis=0) if jq.any() else None, "ppi": sys_ppi.value}
+    values = {s: {name: None if means[s] is None else float(means[s][i]) for i, name in enumerate(names)}
+              for s in SOURCES}
     rankings = {s: _ranking(values[s]) for s in SOURCES}
 
     from relgrade.stats import percentile_ci, query_indices
@@ -216,7 +264,7 @@ def rank_systems(
     for il, iu in zip(labeled_draws, unlabeled_draws):
         Hb, Jl, Ju = H[il], J[il], J[iu]
         m = {"human": Hb.mean(axis=0), "judge": np.concatenate([Jl, Ju]).mean(axis=0)}
-        m["ppi"] = ppi_point(Hb, Jl, Ju) if N else m["human"]
+        m["ppi"] = ppi_point(Hb, Jl, Ju, lam) if N else m["human"]
         for x, y in source_pairs:
             t = _tau(m[x], m[y])
             if t is not None:
@@ -228,21 +276,23 @@ def rank_systems(
         taus.append(TauResult(x, y, _tau(means[x], means[y]), ci, len(reps)))
 
     pairs = []
-    for i, j in combinations(range(len(names)), 2):
+    p_ppi = ppi_pvalues(D, Dj[:n], Dj[n:], lower=-1.0, upper=1.0, lam=lam) if pairs_ij else np.zeros(0)
+    for k, (i, j) in enumerate(pairs_ij):
         dh = paired_difference(H[hq, i], H[hq, j], n_boot=n_boot, n_perm=n_perm, seed=seed)
         dj = paired_difference(J[jq, i], J[jq, j], n_boot=n_boot, n_perm=n_perm, seed=seed)
-        D, Dhat = H[:, j] - H[:, i], J[:, j] - J[:, i]
-        dp = (ratio_means(D[:, None], A, Dhat[:n, None], Ahat[:n], Dhat[n:, None], Ahat[n:], bounds=(-1.0, 1.0))
-              if exclude else ppi_means(D, Dhat[:n], Dhat[n:], lower=-1.0, upper=1.0))  # a difference of [0, 1] metrics
-        p = float(ppi_pvalues(D, Dhat[:n], Dhat[n:], lower=-1.0, upper=1.0)[0])  # as the interval dp (zero rule)
         by = {
-            "human": SourceDifference(dh.diff, dh.ci95, dh.p_value, "paired randomisation (labeled queries)"),
-            "judge": SourceDifference(dj.diff, dj.ci95, dj.p_value, "paired randomisation (all queries)"),
-            "ppi": SourceDifference(float(dp.value[0]), (float(dp.lo[0]), float(dp.hi[0])), p,
-                                   "PPI++ (t interval; p-value: ppi-python z-test)"),
+            "human": SourceDifference(dh.diff, dh.ci95, dh.p_value,
+                                      f"{dh.interval} interval; p-value: paired randomisation (labeled queries)"),
+            "judge": SourceDifference(dj.diff, dj.ci95, dj.p_value,
+                                      f"{dj.interval} interval; p-value: paired randomisation (all queries)"),
+            "ppi": SourceDifference(float(sys_ppi.value[j] - sys_ppi.value[i]),
+                                    (float(pair_ppi.lo[k]), float(pair_ppi.hi[k])), float(p_ppi[k]),
+                                    f"{PPI_JOINT.name} interval; p-value: the same construction's t test"),
         }
         flips = tuple(f"{x} vs {y}" for x, y in source_pairs if _sign(by[x].diff) * _sign(by[y].diff) < 0)
         pairs.append(PairResult(names[i], names[j], by, flips))
     settings = {"kind": "rank-systems", "metric": metric.name, "rel_threshold": rel_threshold, "no_answer": no_answer,
-                "n_boot": n_boot, "n_perm": n_perm, "seed": seed}
+                "n_boot": n_boot, "n_perm": n_perm, "seed": seed, "lam": lam, "width_ratio": width_ratio,
+                "prediction": pred.description,
+                "interval": RATIO_INTERVAL if exclude else JOINT_INTERVAL}
     return RankingReport(metric.name, names, values, rankings, tuple(taus), tuple(pairs), n, n + N, settings)

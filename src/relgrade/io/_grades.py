@@ -60,6 +60,11 @@ def parse_scale_value(value: Any, *, path: str | Path | None = None, line: int |
     if not ok or list(value) != sorted(set(value)):
         raise InputError(f"'scale' must list at least two increasing integer grades, e.g. [0, 1, 2, 3]; got {value!r}",
                          path=path, line=line)
+    from relgrade._defaults import MAX_SCALE_GRADES
+
+    if value[-1] - value[0] >= MAX_SCALE_GRADES:  # grade ranges lo..hi are built from it
+        raise InputError(f"'scale' spans {value[0]}-{value[-1]}, over the limit of {MAX_SCALE_GRADES} grades",
+                         path=path, line=line)
     return tuple(value)
 
 

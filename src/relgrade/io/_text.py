@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import mmap
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -81,14 +82,51 @@ def iter_jsonl(path: str | Path, text: str, *, what: str) -> Iterator[tuple[int,
         yield number, obj
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")  # the same, for readers that parse bytes (pyarrow)
+
+
+def no_surrogates(text: str) -> str:
+    """``text`` with every lone UTF-16 surrogate (a string that is not text: half an emoji from a provider or a
+    writer that split one) replaced by U+FFFD, so that it can be hashed, stored and written as UTF-8."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def has_lone_surrogate(value: Any) -> bool:
+    """True when a string anywhere in a decoded JSON value (keys included) holds a lone UTF-16 surrogate."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if no_surrogates(item) is not item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _refuse_lone_surrogates(value: Any, path: str | Path, line: int | None) -> None:
+    if has_lone_surrogate(value):
+        raise InputError("a string holds a lone UTF-16 surrogate escape (\\ud800-\\udfff without its pair), "
+                         "which is not text (half of an emoji?); re-export the file as valid UTF-8", path=path, line=line)
+
+
 def loads_json(text: str, *, path: str | Path, line: int | None = None, truncated: bool = False) -> Any:
-    """``json.loads`` with every failure an :class:`InputError`: bad syntax, NaN/Infinity, nesting too deep."""
+    """``json.loads`` with every failure an :class:`InputError`: bad syntax, NaN/Infinity, nesting too deep, a lone
+    UTF-16 surrogate escape (``"\\ud800"``: not text, it could not be hashed or written as UTF-8)."""
 
     def no_constant(name: str) -> Any:
         raise ValueError(f"{name} is not a JSON number; write a finite number or null")
 
     try:
-        return json.loads(text, parse_constant=no_constant)
+        value = json.loads(text, parse_constant=no_constant)
     except json.JSONDecodeError as exc:
         hint = "the file looks truncated; re-export it" if truncated else "fix or remove the line"
         where = line if line is not None else exc.lineno
@@ -97,6 +135,9 @@ def loads_json(text: str, *, path: str | Path, line: int | None = None, truncate
         raise InputError(str(exc), path=path, line=line) from None
     except RecursionError:
         raise InputError("JSON nested too deeply to read; flatten the structure", path=path, line=line) from None
+    if _SURROGATE_ESCAPE.search(text):
+        _refuse_lone_surrogates(value, path, line)
+    return value
 
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

@@ -39,27 +39,20 @@ from typing import Any
 
 from relgrade._errors import InputError
 from relgrade.judge._batch_api import TERMINAL, BatchAPIError, BatchRequest, BatchState
+from relgrade.judge._batch_options import (  # the batch options live there; these three re-exported in __all__
+    _STALE_SUBMIT, BATCH_DISCOUNT, DEFAULT_BATCH_SIZE, DEFAULT_MAX_POLL_ERRORS, DEFAULT_POLL_INTERVAL, check_batch_options,
+)
 from relgrade.judge._batch_store import BatchRow
-from relgrade.judge._call import Answer, import_litellm, key_env, price_per_token, provider_of
+from relgrade.judge._call import import_litellm, key_env, price_per_token, provider_of
 from relgrade.judge._config import JudgeConfig
 from relgrade.judge._budget import Budget
 from relgrade.judge._engine import _REPAIR, Engine, aggregate, fan_out, is_done, load_records, make_units, unit_done
 from relgrade.judge._judge import _resolve
 from relgrade.judge._results import JudgeResult, Judgment, in_pairs_order
-from relgrade.judge._parse import parse_answer
+from relgrade.judge._secrets import collect_secrets, redact
 from relgrade.judge._pool import Pair
 from relgrade.judge._prompt import Prompt
 from relgrade.judge._store import JudgmentStore, new_owner, open_store
-
-BATCH_DISCOUNT = 0.5
-"""The batch price as a fraction of the online price where litellm has no batch price (OpenAI and
-Anthropic: 50%)."""
-DEFAULT_POLL_INTERVAL = 60.0
-DEFAULT_BATCH_SIZE = 50_000
-"""OpenAI's limit per batch (Anthropic's is 100,000)."""
-_STALE_SUBMIT = 120.0
-PROVIDERS = ("openai", "anthropic")
-
 
 def batch_price_per_token(model: str) -> tuple[float, float, str] | None:
     """``(input, output, source)`` USD per token at batch prices, or None when the model has no price.
@@ -90,20 +83,25 @@ def batch_cost(plan, model: str) -> tuple[float | None, str]:
     return plan.prompt_tokens * prices[0] + plan.completion_tokens * prices[1], prices[2]
 
 
-def batch_adapter(model: str, config: JudgeConfig, *, api_base: str | None, api_key: str | None):
-    """The batch adapter for the model's provider (``openai/...`` or ``anthropic/...``)."""
+def batch_adapter(model: str, config: JudgeConfig, *, api_base: str | None, api_key: str | None,
+                  secrets: tuple[str, ...] = ()):
+    """The batch adapter for the model's provider (``openai/...`` or ``anthropic/...``); every answer it returns and
+    every error it raises is masked with ``secrets`` (:func:`relgrade.judge._secrets.collect_secrets`)."""
     provider = provider_of(model)
     body: dict[str, Any] = {"temperature": config.temperature, "max_tokens": config.max_tokens}
+    kw = dict(api_base=api_base, api_key=api_key, secrets=secrets or collect_secrets(api_key),
+              client={"max_attempts": config.max_attempts, "backoff": config.backoff_initial,
+                      "backoff_max": config.backoff_max})
     if provider == "openai" and not model.startswith("local/"):
         from relgrade.judge._batch_openai import OpenAIBatches
 
         if config.logprobs:
             body.update(logprobs=True, top_logprobs=config.top_logprobs)
-        return OpenAIBatches(model, api_base=api_base, api_key=api_key, body=body)
+        return OpenAIBatches(model, body=body, **kw)
     if provider == "anthropic":
         from relgrade.judge._batch_anthropic import AnthropicBatches
 
-        return AnthropicBatches(model, api_base=api_base, api_key=api_key, body=body)
+        return AnthropicBatches(model, body=body, **kw)
     raise InputError(f"--batch: {model} has no batch API in relgrade (batch providers: openai/, anthropic/); "
                      "drop --batch to judge it with direct calls")
 
@@ -138,7 +136,7 @@ def in_pending_batches(pairs: Sequence[Pair], *, model: str | None = None, promp
 
 class _BatchRun:
     def __init__(self, model: str, prompt: Prompt, db: JudgmentStore, config: JudgeConfig, api, *,
-                 batch_size: int, max_rounds: int, fallback: str):
+                 batch_size: int, max_rounds: int, fallback: str, max_poll_errors: int = DEFAULT_MAX_POLL_ERRORS):
         self.model, self.prompt, self.db, self.config, self.api = model, prompt, db, config, api
         self.ledger = db.batch_ledger()
         self.engine = Engine(model, prompt, db, config, None, Budget(None, model), None,
@@ -154,6 +152,9 @@ class _BatchRun:
         self.spent, self.calls, self.unknown = 0.0, 0, 0
         self.submitted_requests = 0
         self.reserved = 0.0
+        self.secrets: tuple[str, ...] = getattr(api, "secrets", ())
+        self.max_poll_errors = max_poll_errors
+        self.poll_errors: Counter[str] = Counter()
 
     def rows(self) -> list[BatchRow]:
         tag = self.prompt.hash
@@ -222,91 +223,63 @@ class _BatchRun:
             try:
                 batch_id = await self.api.submit(requests, local_id)
             except BatchAPIError as exc:
+                why = redact(str(exc), self.secrets)[:300]
                 if exc.fatal:
-                    self.ledger.close(local_id, "abandoned", {"prompt_hash": self.prompt.hash, "error": str(exc)})
-                    raise InputError(f"--batch: {self.api.provider} refused the batch ({exc}); check the key in "
+                    self.ledger.close(local_id, "abandoned", {"prompt_hash": self.prompt.hash, "error": why})
+                    raise InputError(f"--batch: {self.api.provider} refused the batch ({why}); check the key in "
                                      f"{key_env(self.model)} and --model") from None
-                raise InputError(f"--batch: could not submit a batch ({exc}); re-run the same command to "
+                raise InputError(f"--batch: could not submit a batch ({why}); re-run the same command to "
                                  "resume (the batch is looked up before anything is sent again)") from None
             self.ledger.submitted(local_id, batch_id)
             self.submitted_requests += len(items)
 
     async def recover(self, row: BatchRow) -> None:
         """A row left ``submitting``: adopt the provider's batch with our local id, or give it up when stale."""
-        found = await self.api.find(row.local_id)
+        try:
+            found = await self.api.find(row.local_id)
+        except BatchAPIError:  # a malformed listing: as if not found (given up by age below)
+            found = None
         if found is not None:
             self.ledger.submitted(row.local_id, found)
         elif time.time() - row.created > _STALE_SUBMIT:
             self.ledger.close(row.local_id, "abandoned", {**(row.detail or {}), "error": "never created"})
 
     # -- collect --------------------------------------------------------------------------------
-    async def poll(self, row: BatchRow) -> BatchState | None:
+    async def poll(self, row: BatchRow) -> tuple[BatchState | None, str | None]:
+        """``(state, None)``, or ``(None, why)`` when the status could not be read; after ``max_poll_errors`` such
+        polls in a row the run stops with one line (the batch stays in the ledger for the next run)."""
+        from relgrade.judge._batch_collect import UnreadableBatch, collect
+
         try:
             state = await self.api.status(row.batch_id)
+            if state.state in TERMINAL:
+                await collect(self, row, state)
+        except UnreadableBatch as exc:
+            raise InputError(redact(str(exc), self.secrets)) from None
         except BatchAPIError as exc:
+            why = redact(str(exc), self.secrets)[:300]
             if exc.fatal:
-                raise InputError(f"--batch: cannot read batch {row.batch_id} at {self.api.provider} ({exc})") from None
-            return None  # transient: next poll
-        if state.state in TERMINAL:
-            await self.collect(row, state)
-        return state
+                raise InputError(f"--batch: cannot read batch {row.batch_id} at {self.api.provider} ({why})") from None
+            self.poll_errors[row.local_id] += 1
+            n = self.poll_errors[row.local_id]
+            if n >= self.max_poll_errors:
+                raise InputError(f"--batch: the status of batch {row.batch_id} at {self.api.provider} could not be "
+                                 f"read {n} times in a row (last: {why}); the batch is kept in the store: re-run the "
+                                 "same command to resume polling (relgrade judge --batch-status lists it)") from None
+            return None, f"status not readable ({n} of {self.max_poll_errors} in a row: {why})"
+        self.poll_errors.pop(row.local_id, None)
+        return state, None
 
-    async def collect(self, row: BatchRow, state: BatchState) -> None:
-        items = self.ledger.items(row.local_id)
-        lines = await self.api.results(state) if state.state != "failed" else []
-        turnaround = (state.ended_at - state.created_at) if state.ended_at and state.created_at else \
-            time.time() - row.created
-        seen = set()
-        for line in lines:
-            item = items.get(line.custom_id)
-            if item is None:
-                continue
-            seen.add(line.custom_id)
-            key, kind = item
-            if line.content is None:
-                self._line_failed(key, line.error or "error")
-            else:
-                self._answer(row.local_id, key, kind, line, turnaround)
-        why = f"batch {state.state}" + (f": {state.detail}" if state.detail else "")
-        for cid, (key, _kind) in items.items():
-            if cid not in seen:
-                self._line_failed(key, why)
-                if self.fallback == "direct" and state.state in {"failed", "expired", "cancelled"}:
-                    self.direct.add(key)
-        self.ledger.close(row.local_id, state.state, {**(row.detail or {}), "counts": state.counts,
-                                                      "batch_detail": state.detail})
-
-    def _line_failed(self, key: str, error: str) -> None:
+    def line_failed(self, key: str, error: str) -> None:
         self.rounds[key] += 1
         self.errors[key] = error
         if self.rounds[key] >= self.max_rounds:
             self.failed.add(key)
 
     def _answer(self, local_id: str, key: str, kind: str, line, turnaround: float) -> None:
-        now = self.db.get(key)
-        if now is not None and now.get("batch") == local_id:
-            return  # collected before a crash
-        if now is not None and (now["status"] == "judged" or (kind == "repair") != (now["status"] == "pending_repair")):
-            return  # answered meanwhile (another process); the stored row stands
-        cost = None if self.prices is None else \
-            line.prompt_tokens * self.prices[0] + line.completion_tokens * self.prices[1]
-        self.calls += 1
-        if cost is None:
-            self.unknown += 1
-        else:
-            self.spent += cost
-        answer = Answer(line.content, line.logprobs, line.prompt_tokens, line.completion_tokens, cost,
-                        max(0.0, float(turnaround)), 1)
-        parsed = parse_answer(line.content, self.prompt.scale, self.prompt.grade_key)
-        rec = self.engine._record(answer, parsed, previous=now if kind == "repair" else None)
-        if kind == "first" and parsed.grade is None:
-            rec["status"] = "pending_repair"
-        rec["batch"] = local_id
-        rec = self.engine._put(key, rec)  # a judged row already there (another process) wins
-        slot = self.where.get(key)
-        if slot is not None:
-            slot[0].records[slot[1]] = rec
-            slot[0].paid_now = True
+        from relgrade.judge._batch_collect import store_answer
+
+        store_answer(self, local_id, key, kind, line, turnaround)
 
 
 async def ajudge_batch(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | Path | Prompt | None" = None,
@@ -314,26 +287,31 @@ async def ajudge_batch(pairs: Sequence[Pair], *, model: str | None = None, promp
                        api_base: str | None = None, api_key: str | None = None, api_key_env: str | None = None,
                        max_grade: int | None = None, poll_interval: float = DEFAULT_POLL_INTERVAL,
                        batch_size: int = DEFAULT_BATCH_SIZE, max_rounds: int = 3, fallback: str = "batch",
-                       on_poll: Callable[[list[tuple[BatchRow, BatchState | None]]], None] | None = None,
+                       max_poll_errors: int = DEFAULT_MAX_POLL_ERRORS,
+                       on_poll: Callable[[list[tuple[BatchRow, BatchState | None, str | None]]], None] | None = None,
                        stop_event: asyncio.Event | None = None) -> JudgeResult:
     """Judge ``pairs`` through the provider's batch API; see the module doc. Returns a :class:`JudgeResult`
-    whose ``cost_usd`` is at batch prices (plus direct calls with ``fallback="direct"``)."""
+    whose ``cost_usd`` is at batch prices (plus direct calls with ``fallback="direct"``). ``on_poll`` gets, after each
+    round of polls, ``(ledger row, state or None, why the status could not be read or None)`` per open batch."""
     config = config or JudgeConfig()
-    if not (isinstance(poll_interval, (int, float)) and poll_interval > 0):
-        raise InputError(f"--poll-interval must be a positive number of seconds, got {poll_interval!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise InputError(f"--batch-size must be a positive integer, got {batch_size!r}")
-    if fallback not in {"batch", "direct"}:
-        raise InputError(f"--batch-fallback must be batch or direct, got {fallback!r}")
+    check_batch_options(poll_interval=poll_interval, batch_size=batch_size, fallback=fallback,
+                        max_poll_errors=max_poll_errors)
     model, prompt_obj = _resolve(model, prompt, max_grade)
-    key = api_key if api_key is not None else os.environ.get(key_env(model, api_key_env))
-    api = batch_adapter(model, config, api_base=api_base, api_key=key)
+    env = key_env(model, api_key_env)
+    key = api_key if api_key is not None else os.environ.get(env)
+    api = batch_adapter(model, config, api_base=api_base, api_key=key,
+                        secrets=collect_secrets(key, env_names=(api_key_env, env)))
     pairs = list(pairs)
     units = make_units(pairs, model, prompt_obj, config)
+    if units:  # before the first request (a submit or a poll): a key, a server that answers, a known model
+        from relgrade.judge._preflight import apreflight
+
+        await apreflight(model, transport="http" if provider_of(model) == "openai" else "litellm", api_base=api_base,
+                         api_key=key, api_key_env=api_key_env)
     db, owned = open_store(store)
     db.check_writable()
     run = _BatchRun(model, prompt_obj, db, config, api, batch_size=batch_size, max_rounds=max_rounds,
-                    fallback=fallback)
+                    fallback=fallback, max_poll_errors=max_poll_errors)
     try:
         stopped = await _loop(run, units, poll_interval, on_poll, stop_event)
         direct_result = None
@@ -378,10 +356,11 @@ async def _loop(run: _BatchRun, units, poll_interval: float, on_poll, stop_event
                 break
             report = []
             for row in rows:
-                report.append((row, await run.poll(row) if row.state == "submitted" else None))
+                state, why = await run.poll(row) if row.state == "submitted" else (None, None)
+                report.append((row, state, why))
             if on_poll is not None:
                 on_poll(report)
-            if all(s is not None and s.state in TERMINAL for _, s in report):
+            if all(s is not None and s.state in TERMINAL for _, s, _ in report):
                 continue  # collected: the errored lines and repairs go out at once
             if stop_event is not None:
                 try:

@@ -17,6 +17,11 @@ import json
 from typing import Any, Sequence
 
 from relgrade.judge._batch_api import BatchAPIError, BatchLine, BatchRequest, BatchState, JsonClient
+from relgrade.judge._batch_checks import (
+    BatchAnswerError, Results, batch_object, check_counts, check_id, check_time, custom_id, line_error, obj,
+    optional_id, read_jsonl, text,
+)
+from relgrade.judge._prices import usage_tokens
 
 _STATES = {"validating": "running", "in_progress": "running", "finalizing": "running", "cancelling": "running",
            "completed": "completed", "failed": "failed", "expired": "expired", "cancelled": "cancelled"}
@@ -25,14 +30,16 @@ _STATES = {"validating": "running", "in_progress": "running", "finalizing": "run
 class OpenAIBatches:
     provider = "openai"
 
-    def __init__(self, model: str, *, api_base: str | None, api_key: str | None, body: dict[str, Any]):
+    def __init__(self, model: str, *, api_base: str | None, api_key: str | None, body: dict[str, Any],
+                 secrets: tuple[str, ...] = (), client: dict[str, Any] | None = None):
         self.model_name = model.split("/", 1)[1] if "/" in model else model
         self.base = (api_base or "https://api.openai.com/v1").rstrip("/")
         self.body = body  # temperature, max_tokens, logprobs ...
+        self.secrets = secrets
         headers = {"User-Agent": "relgrade-batch"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        self.http = JsonClient(headers)
+        self.http = JsonClient(headers, secrets=secrets, **(client or {}))
 
     def _line(self, req: BatchRequest) -> str:
         body = {"model": self.model_name, "messages": req.messages, **self.body}
@@ -52,67 +59,84 @@ class OpenAIBatches:
             data.add_field("file", blob, filename=f"relgrade-{local_id}.jsonl", content_type="application/jsonl")
             return data
 
-        uploaded = await self.http.request("POST", f"{self.base}/files", data=form)
-        batch = await self.http.request("POST", f"{self.base}/batches", json_body={
-            "input_file_id": uploaded["id"], "endpoint": "/v1/chat/completions", "completion_window": "24h",
-            "metadata": {"relgrade_local_id": local_id}})
-        return batch["id"]
+        uploaded = obj(await self.http.request("POST", f"{self.base}/files", data=form), "the uploaded file")
+        file_id = check_id(uploaded.get("id"), "the uploaded file's id")
+        batch = obj(await self.http.request("POST", f"{self.base}/batches", json_body={
+            "input_file_id": file_id, "endpoint": "/v1/chat/completions", "completion_window": "24h",
+            "metadata": {"relgrade_local_id": local_id}}), "the created batch")
+        return check_id(batch.get("id"), "the created batch's id")
 
     async def find(self, local_id: str) -> str | None:
         try:
-            listing = await self.http.request("GET", f"{self.base}/batches?limit=100")
-        except BatchAPIError:
+            listing = obj(await self.http.request("GET", f"{self.base}/batches?limit=100"), "the batch list")
+        except BatchAPIError:  # no listing: the row is given up by its age instead (see _batch.recover)
             return None
-        for b in listing.get("data", []):
-            if (b.get("metadata") or {}).get("relgrade_local_id") == local_id:
-                return b["id"]
+        data = listing.get("data")
+        for b in data if isinstance(data, list) else []:
+            meta = b.get("metadata") if isinstance(b, dict) else None
+            if isinstance(meta, dict) and meta.get("relgrade_local_id") == local_id:
+                return check_id(b.get("id"), "a listed batch's id")
         return None
 
     async def status(self, batch_id: str) -> BatchState:
-        b = await self.http.request("GET", f"{self.base}/batches/{batch_id}")
-        state = _STATES.get(b.get("status"), "running")
-        errors = (b.get("errors") or {}).get("data") or []
-        detail = "; ".join(str(e.get("message")) for e in errors) or None
-        ended = b.get("completed_at") or b.get("failed_at") or b.get("expired_at") or b.get("cancelled_at")
-        return BatchState(batch_id, state, dict(b.get("request_counts") or {}), b.get("output_file_id"),
-                          b.get("error_file_id"), None, detail, b.get("created_at"), ended)
+        b, status = batch_object(await self.http.request("GET", f"{self.base}/batches/{check_id(batch_id, 'the id')}"),
+                                 batch_id, "status", _STATES)
+        errors = b.get("errors")
+        data = obj(errors, "its errors").get("data") if errors is not None else None
+        if data is not None and not isinstance(data, list):
+            raise BatchAnswerError(f"batch {batch_id}: errors.data is not a list")
+        detail = "; ".join(text(e.get("message") if isinstance(e, dict) else e) or "?" for e in data or []) or None
+        ended = next((b.get(k) for k in ("completed_at", "failed_at", "expired_at", "cancelled_at") if b.get(k)), None)
+        return BatchState(batch_id, _STATES[status], check_counts(b.get("request_counts")),
+                          optional_id(b.get("output_file_id"), "its output_file_id"),
+                          optional_id(b.get("error_file_id"), "its error_file_id"), None, text(detail),
+                          check_time(b.get("created_at"), "its created_at"), check_time(ended, "its end time"))
 
-    async def results(self, state: BatchState) -> list[BatchLine]:
-        out: list[BatchLine] = []
-        for fid in (state.output_file_id, state.error_file_id):
+    async def results(self, state: BatchState) -> Results:
+        out = Results()
+        for fid, what in ((state.output_file_id, "output file"), (state.error_file_id, "error file")):
             if not fid:
                 continue
-            raw = await self.http.request("GET", f"{self.base}/files/{fid}/content", raw=True)
-            for text in raw.decode("utf-8").splitlines():
-                if text.strip():
-                    out.append(_read_line(json.loads(text)))
+            raw = await self.http.request("GET", f"{self.base}/files/{check_id(fid, what)}/content", raw=True)
+            rows, problems = read_jsonl(raw, f"{what} {fid}", self.secrets)
+            out.problems += problems
+            for number, row in rows:
+                cid = custom_id(row)
+                if cid is None:
+                    out.problems.append(f"{what} {fid} line {number}: no custom_id")
+                else:
+                    out.lines.append(_read_line(cid, row, self.secrets))
         return out
 
     async def aclose(self) -> None:
         await self.http.aclose()
 
 
-def _read_line(row: dict[str, Any]) -> BatchLine:
-    cid = str(row.get("custom_id"))
-    resp = row.get("response") or {}
-    err = row.get("error")
-    if err or resp.get("status_code") != 200:
-        if err:
-            why = f"{err.get('code')}: {err.get('message')}"
-        else:
-            body = resp.get("body") or {}
-            message = (body.get("error") or {}).get("message") if isinstance(body, dict) else None
-            why = f"HTTP {resp.get('status_code')}: {message or body}"
-        return BatchLine(cid, None, error=str(why)[:300])
-    body = resp.get("body") or {}
-    try:
-        choice = body["choices"][0]
-        content = choice["message"].get("content") or ""
-    except (KeyError, IndexError, TypeError):
-        return BatchLine(cid, None, error=f"not a chat completion: {str(body)[:200]}")
-    usage = body.get("usage") or {}
-    return BatchLine(cid, content, choice.get("logprobs"), int(usage.get("prompt_tokens") or 0),
-                     int(usage.get("completion_tokens") or 0))
+def _read_line(cid: str, row: dict[str, Any], secrets: tuple[str, ...]) -> BatchLine:
+    """One line of OpenAI's output or error file: an answer, or a line error (never a grade from a malformed line)."""
+    err, resp = row.get("error"), row.get("response")
+    if err is not None:
+        why = f"{text(err.get('code'))}: {text(err.get('message'))}" if isinstance(err, dict) else text(err)
+        return line_error(cid, why or "error", secrets)
+    if not isinstance(resp, dict):
+        return line_error(cid, f"malformed line: 'response' is a {type(resp).__name__}, not an object")
+    status, body = resp.get("status_code"), resp.get("body")
+    if status != 200 or isinstance(status, bool):
+        message = body.get("error") if isinstance(body, dict) else None
+        message = message.get("message") if isinstance(message, dict) else message
+        return line_error(cid, f"HTTP {text(status, 20)}: {text(message or body, 200)}", secrets)
+    choices = body.get("choices") if isinstance(body, dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(message, dict) or not isinstance(content, (str, type(None))):
+        what = type(content).__name__ if isinstance(message, dict) else "missing"
+        return line_error(cid, f"malformed line: not a chat completion (message content {what})")
+    logprobs = choice.get("logprobs")
+    usage = body.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    return BatchLine(cid, content or "", logprobs if isinstance(logprobs, dict) else None,
+                     usage_tokens(usage.get("prompt_tokens")), usage_tokens(usage.get("completion_tokens")))
 
 
 __all__ = ["OpenAIBatches"]

@@ -23,7 +23,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-_SCHEMA = (
+from relgrade.judge._claims import LEDGER_LOCK, OPEN_STATES, answered, held_online, in_open_batches
+
+LEDGER_TABLES = (
     """CREATE TABLE IF NOT EXISTS batches (
         local_id TEXT PRIMARY KEY, provider TEXT NOT NULL, model TEXT NOT NULL, batch_id TEXT,
         state TEXT NOT NULL, requests INTEGER NOT NULL, created REAL NOT NULL, updated REAL NOT NULL,
@@ -33,7 +35,6 @@ _SCHEMA = (
         PRIMARY KEY (local_id, custom_id))""",
     "CREATE INDEX IF NOT EXISTS batch_items_key ON batch_items (key)",
 )
-OPEN_STATES = ("submitting", "submitted")
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class BatchLedger:
     """The ledger on a store's connection: SQLite (``isolation_level=None``, ``BEGIN IMMEDIATE`` for the
     write lock) or PostgreSQL (psycopg 3 in autocommit, a transaction holding an advisory lock)."""
 
-    _LOCK = 7243017  # pg_advisory_xact_lock id: one batch opened at a time per database
+    _LOCK = LEDGER_LOCK  # exclusive while a batch is opened; online claims take it shared (see _claims)
 
     def __init__(self, db: Any, dialect: str = "sqlite", *, readonly: bool = False,
                  errors: tuple[type[BaseException], ...] = (), on_error=None):
@@ -80,7 +81,7 @@ class BatchLedger:
             self.empty = not self._db.execute(probe).fetchone()[0]
             return
         with self._tx():
-            for stmt in _SCHEMA:
+            for stmt in LEDGER_TABLES:
                 self._x(stmt.replace(" REAL ", " DOUBLE PRECISION ") if self.pg else stmt)
 
     def _x(self, sql: str, args: tuple | list = ()):
@@ -108,25 +109,20 @@ class BatchLedger:
         self._x("COMMIT")
 
     def open(self, local_id: str, *, provider: str, model: str, items: Iterable[tuple[str, str, str]],
-             detail: dict[str, Any] | None = None) -> list[tuple[str, str, str]]:
+             detail: dict[str, Any] | None = None, retry_before: float | None = None) -> list[tuple[str, str, str]]:
         """Record a batch about to be submitted with its ``(custom_id, key, kind)`` items, in one transaction.
 
-        Items whose key is already in an open batch, or already judged, are left out (another process
-        took them first: ``BEGIN IMMEDIATE`` serialises the check and the insert across processes);
-        returns the items recorded. No row is written when none is left.
+        Items whose key is taken (:mod:`relgrade.judge._claims`: answered, claimed by a live online judge, or in
+        an open batch) are left out: another process took them first (``BEGIN IMMEDIATE``, or PostgreSQL's
+        exclusive ledger lock, serialises the check and the insert with every claim); returns the items recorded.
+        No row is written when none is left.
         """
+        items = list(items)
         now = time.time()
         with self._tx():
-            taken = set()
-            for _cid, key, kind in items:
-                busy = self._x(
-                    "SELECT 1 FROM batch_items i JOIN batches b ON b.local_id = i.local_id WHERE i.key = ? "
-                    f"AND b.state IN ({','.join('?' * len(OPEN_STATES))}) LIMIT 1", (key, *OPEN_STATES)).fetchone()
-                done = self._x("SELECT status FROM judgments WHERE key = ?", (key,)).fetchone()
-                claimed = self._x("SELECT 1 FROM claims WHERE key = ? AND expires > ?", (key, now)).fetchone()
-                if busy or claimed or (done is not None and (done[0] == "judged"
-                                                             or (kind == "first" and done[0] == "pending_repair"))):
-                    taken.add(key)
+            keys = [k for _c, k, _kind in items]
+            taken = (answered(self._x, keys, retry_before, first=[k for _c, k, kind in items if kind == "first"])
+                     | in_open_batches(self._x, keys) | held_online(self._x, keys, now))
             kept = [(c, k, kind) for c, k, kind in items if k not in taken]
             if kept:
                 self._x("INSERT INTO batches (local_id, provider, model, batch_id, state, requests, created, "
@@ -177,4 +173,4 @@ class BatchLedger:
             "SELECT custom_id, key, kind FROM batch_items WHERE local_id = ?", (local_id,))}
 
 
-__all__ = ["BatchLedger", "BatchRow", "OPEN_STATES"]
+__all__ = ["BatchLedger", "BatchRow", "LEDGER_TABLES", "OPEN_STATES"]

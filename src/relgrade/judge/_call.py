@@ -1,11 +1,10 @@
 """One model call through litellm (or the lean OpenAI-compatible transport of ``_http``): retries (tenacity), timeout, rate limits, cost, and clear failures.
 
-Retried with exponential backoff and jitter: HTTP 408, 409, 429 and 5xx, connection errors and
-timeouts; a ``Retry-After`` (or ``retry-after-ms``) header sets the wait instead. Failing fast:
-400, 401, 402, 403, 404 and 422 stop the whole run with one line (e.g. ``authentication failed
-for openai: set OPENAI_API_KEY``), except a context-window or content-policy rejection, which only
-concerns that pair (it is reported as failed, not stored). litellm's and the OpenAI client's own
-retries are turned off so every attempt is ours and counted.
+Which errors are retried (408, 409, 429, 5xx, connection errors, timeouts; ``Retry-After`` honoured) and which
+stop the whole run with one line (400, 401, 402, 403, 404, 422 and a missing key, e.g. ``authentication failed
+for openai: set OPENAI_API_KEY``; a context-window or content-policy rejection concerns that pair only) is
+decided in :mod:`relgrade.judge._classify`. litellm's and the OpenAI client's own retries are turned off so
+every attempt is ours and counted.
 
 Transport (``JudgeConfig.transport``): ``litellm.acompletion`` for every provider, or, for an
 ``openai/`` model at an explicit ``api_base`` (``auto``) or when asked (``http``), the lean aiohttp
@@ -29,25 +28,20 @@ import collections
 import functools
 import os
 import random
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from relgrade._errors import InputError
+from relgrade.judge._classify import (
+    fatal_message, is_fatal, is_retryable, key_env, pair_only, provider_errors, provider_of, retry_after, status_of,
+    what_failed,
+)
 from relgrade.judge._config import JudgeConfig
-from relgrade.judge._prices import count_tokens, price_per_token
+from relgrade.judge._prices import count_tokens, price_per_token, usage_tokens
 from relgrade.judge._secrets import collect_secrets, install_log_filter, mask, redact
 
-_RETRY_STATUS = {408, 409, 429}
-_FATAL_STATUS = {400, 401, 402, 403, 404, 422}
-_ENV_KEYS = {
-    "openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "azure": "AZURE_API_KEY",
-    "gemini": "GEMINI_API_KEY", "mistral": "MISTRAL_API_KEY", "groq": "GROQ_API_KEY",
-    "together_ai": "TOGETHERAI_API_KEY", "openrouter": "OPENROUTER_API_KEY", "cohere": "COHERE_API_KEY",
-    "deepseek": "DEEPSEEK_API_KEY", "fireworks_ai": "FIREWORKS_AI_API_KEY", "xai": "XAI_API_KEY",
-}
 WINDOW_SECONDS = 60.0  # the rpm / tpm window (a module attribute so tests can shorten it)
 
 
@@ -70,102 +64,6 @@ def import_litellm():
 
     litellm.suppress_debug_info = True
     return litellm
-
-
-def provider_of(model: str) -> str:
-    return model.split("/", 1)[0] if "/" in model else "openai"
-
-
-def key_env(model: str, api_key_env: str | None = None) -> str:
-    return api_key_env or _ENV_KEYS.get(provider_of(model), f"{provider_of(model).upper()}_API_KEY")
-
-
-def _status(exc: BaseException) -> int | None:
-    status = getattr(exc, "status_code", None)
-    return status if isinstance(status, int) else None
-
-
-def retry_after(exc: BaseException) -> float | None:
-    """Seconds from a ``retry-after-ms`` or ``Retry-After`` header on the error's response, or None."""
-    headers = getattr(exc, "litellm_response_headers", None)
-    if headers is None:
-        headers = getattr(getattr(exc, "response", None), "headers", None)
-    if not headers:
-        return None
-    try:
-        ms = headers.get("retry-after-ms")
-        if ms is not None:
-            return max(0.0, float(ms) / 1000.0)
-        value = headers.get("retry-after")
-        if value is None:
-            return None
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            from email.utils import parsedate_to_datetime
-
-            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError, AttributeError):
-        return None
-
-
-def is_retryable(exc: BaseException) -> bool:
-    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
-        return True
-    openai = sys.modules.get("openai")  # only litellm's calls raise openai's errors: never import it here
-    if openai is not None and isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError)):
-        return True
-    if type(exc).__name__ == "RouterRateLimitError":  # litellm's Router: every deployment is cooling down
-        return True
-    status = _status(exc)
-    return status is not None and (status in _RETRY_STATUS or status >= 500)
-
-
-def _pair_only(exc: BaseException) -> bool:
-    name = type(exc).__name__
-    return name in {"ContextWindowExceededError", "ContentPolicyViolationError"}
-
-
-def provider_errors() -> tuple[type[BaseException], ...]:
-    """The exceptions a provider or a transport raises; any other exception in a call is a bug of relgrade's
-    and propagates (it is never reported as "no answer after N attempts")."""
-    from relgrade.judge._http import HTTPStatusError
-
-    errors: list[type[BaseException]] = [HTTPStatusError, ConnectionError, TimeoutError, asyncio.TimeoutError]
-    openai = sys.modules.get("openai")
-    if openai is not None:
-        errors.append(openai.OpenAIError)  # every litellm exception derives from it
-    router_types = sys.modules.get("litellm.types.router")  # "no deployment available" of litellm's Router
-    cls = getattr(router_types, "RouterRateLimitError", None)
-    if isinstance(cls, type) and issubclass(cls, BaseException):
-        errors.append(cls)
-    return tuple(errors)
-
-
-def _what(exc: BaseException, status: int | None) -> str:
-    openai = sys.modules.get("openai")
-    timeouts = (asyncio.TimeoutError, TimeoutError) + ((openai.APITimeoutError,) if openai else ())
-    if isinstance(exc, timeouts) or status == 408:
-        return "timed out"
-    if isinstance(exc, (ConnectionError,) + ((openai.APIConnectionError,) if openai else ())):
-        return "connection error"
-    return f"HTTP {status}" if status else type(exc).__name__
-
-
-def fatal_message(exc: BaseException, model: str, api_key_env: str | None, secrets: tuple[str, ...]) -> str:
-    provider = provider_of(model)
-    env = key_env(model, api_key_env)
-    status = _status(exc)
-    detail = redact(" ".join(str(getattr(exc, "message", exc)).split()), secrets)[:300]
-    if status == 401:
-        return f"authentication failed for {provider}: set {env} ({detail})"
-    if status == 403:
-        return f"permission denied by {provider} for {model}: check that the key in {env} may use it ({detail})"
-    if status == 402:
-        return f"{provider} wants payment for {model}: check the account of the key in {env} ({detail})"
-    if status == 404:
-        return f"model {model} not found at {provider}: check --model and --api-base ({detail})"
-    return f"{provider} rejected the request for {model} with HTTP {status}: {detail}"
 
 
 @dataclass(frozen=True)
@@ -311,7 +209,7 @@ class Caller:
 
         def before_sleep(state) -> None:
             exc = state.outcome.exception() if state.outcome else None
-            what = str(_status(exc) or type(exc).__name__)
+            what = str(status_of(exc) or type(exc).__name__)
             self.sleeps.append((what, float(state.next_action.sleep if state.next_action else 0.0)))
 
         attempts = 0
@@ -328,15 +226,15 @@ class Caller:
         except (FatalCallError, PairCallError, Halted):
             raise
         except provider_errors() as exc:  # classified below; anything else is a bug and propagates
-            status = _status(exc)
-            if _pair_only(exc):
+            status = status_of(exc)
+            if pair_only(exc):
                 raise PairCallError(redact(f"{type(exc).__name__}: {exc}", self.secrets)[:300]) from None
-            if status in _FATAL_STATUS or type(exc).__name__ in {"AuthenticationError", "PermissionDeniedError"}:
+            if is_fatal(exc):
                 if status == 400 and self.logprobs and "logprob" in str(exc).lower():
                     self.logprobs = False  # the server refuses logprobs: go on without them
                     return await self.complete(messages, sample=sample, est_tokens=est_tokens)
                 raise FatalCallError(fatal_message(exc, self.model, self.api_key_env, self.secrets)) from None
-            what = _what(exc, status)
+            what = what_failed(exc, status)
             detail = redact(" ".join(str(exc).split()), self.secrets)[:200]
             raise PairCallError(f"no answer after {attempts} attempts ({what}: {detail})") from None
         raise AssertionError("unreachable")  # pragma: no cover
@@ -384,11 +282,10 @@ class Caller:
         latency = time.perf_counter() - start
         choice = response.choices[0]
         content = getattr(choice.message, "content", None) or ""
-        usage = getattr(response, "usage", None)
-        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-        return Answer(content, getattr(choice, "logprobs", None), prompt_tokens, completion_tokens,
-                      self._cost(response), latency, attempt)
+        usage = getattr(response, "usage", None)  # token counts not believable (None): the cost is unknown
+        tokens = [usage_tokens(getattr(usage, name, 0) or 0) for name in ("prompt_tokens", "completion_tokens")]
+        return Answer(content, getattr(choice, "logprobs", None), tokens[0] or 0, tokens[1] or 0,
+                      None if None in tokens else self._cost(response), latency, attempt)
 
     async def _once_http(self, messages, sample: int, attempt: int) -> Answer:
         cfg = self.config
@@ -402,12 +299,11 @@ class Caller:
         out = await self.http.post(body, cfg.timeout)  # type: ignore[union-attr]
         latency = time.perf_counter() - start
         choice = out["choices"][0]
-        usage = out.get("usage") or {}
-        prompt_tokens = int(usage.get("prompt_tokens") or 0)
-        completion_tokens = int(usage.get("completion_tokens") or 0)
-        cost = None if self.prices is None else prompt_tokens * self.prices[0] + completion_tokens * self.prices[1]
-        return Answer(choice["message"].get("content") or "", choice.get("logprobs"), prompt_tokens,
-                      completion_tokens, cost, latency, attempt)
+        usage = out.get("usage") if isinstance(out.get("usage"), dict) else {}
+        tokens = [usage_tokens(usage.get(name) or 0) for name in ("prompt_tokens", "completion_tokens")]
+        cost = None if self.prices is None or None in tokens else tokens[0] * self.prices[0] + tokens[1] * self.prices[1]
+        return Answer(choice["message"].get("content") or "", choice.get("logprobs"), tokens[0] or 0, tokens[1] or 0,
+                      cost, latency, attempt)
 
     def _cost(self, response) -> float | None:
         hidden = getattr(response, "_hidden_params", None) or {}

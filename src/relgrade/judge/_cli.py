@@ -18,8 +18,25 @@ from pathlib import Path
 
 import click
 
+from relgrade._words import plural
+
 _LOCAL_NOTE = ("note: {model} is the embedded plumbing default, with near-zero agreement with human labels; "
                "calibrate it (relgrade calibrate) like any judge, or name a real model with --model")
+
+
+def judged_line(result) -> str:
+    """What happened to the pairs and where their answers came from, one wording for ``judge`` and ``demo``:
+    ``329 judged, 0 unjudged, 0 failed: 322 paid for now, 7 duplicates (...)``; a duplicate (the same query and
+    chunk text as another doc id, judged once) is explained where it is counted."""
+    c = result.counts()
+    line = f"{c['judged']} judged, {c['unjudged']} unjudged, {c['failed']} failed"
+    if c["remaining"]:
+        line += f", {c['remaining']} not done"
+    sources = [f"{c['paid']} paid for now" if c["paid"] else "", f"{c['stored']} from the store" if c["stored"] else "",
+               f"{plural(c['duplicates'], 'duplicate')} (the same query and chunk text as another doc id: judged "
+               "once, the grade shared)" if c["duplicates"] else ""]
+    sources = [x for x in sources if x]
+    return line + (f": {', '.join(sources)}" if sources else "")
 
 
 def details_path(out: str | Path) -> Path:
@@ -46,6 +63,13 @@ def check_writable(path: Path, option: str) -> None:
     except OSError as exc:
         raise InputError(f"{option} {path}: cannot write in {folder} ({exc.strerror}); make it writable or "
                          "write elsewhere") from None
+
+
+def _is_file(path: str) -> bool:
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):  # a prompt name too long for a path, or holding a NUL
+        return False
 
 
 def _write_atomic(path: Path, lines) -> None:
@@ -93,7 +117,11 @@ def _write_atomic(path: Path, lines) -> None:
               help="Claim lease: another process takes over the pairs of a judge that stopped renewing (killed) "
                    "after this long. Default: 60.")
 @click.option("--max-cost", type=float, default=None, help="Stop cleanly before spending more than this many USD.")
-@click.option("--dry-run", is_flag=True, help="Print pairs, cached pairs, estimated tokens and dollars; call nothing.")
+@click.option("--dry-run", is_flag=True, help="Print pairs, cached pairs, estimated tokens, dollars and wall time; call "
+              "nothing.")
+@click.option("--latency", type=float, default=None, metavar="SECONDS",
+              help="Seconds per call for the dry run's wall time. Default: the median latency of this model's "
+                   "judgments in the store for these pairs, else assumed (0.8 s; 0.4 s for the local judge).")
 @click.option("--out", default=None, help="Judged qrels to write; details go to OUT.details.jsonl.")
 @click.option("--show-unjudged", type=int, default=10, show_default=True, help="How many unjudged pairs to list.")
 @click.option("--batch", "use_batch", is_flag=True, help="Submit the pairs not in the store as provider batches (openai/, "
@@ -105,7 +133,7 @@ def _write_atomic(path: Path, lines) -> None:
               help="Lines of a failed or expired batch: resubmit them as a batch, or judge them by direct calls.")
 def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_name, transport, max_grade, depth, concurrency, timeout,
           max_attempts, rpm, tpm, samples, temperature, no_logprobs, retry_unjudged, store, lease, max_cost, dry_run,
-          out, show_unjudged, use_batch, batch_status, poll_interval, batch_size, batch_fallback):
+          latency, out, show_unjudged, use_batch, batch_status, poll_interval, batch_size, batch_fallback):
     """Grade the pooled top-K chunks of one or more runs 0-3 with an LLM judge."""
     from relgrade._errors import InputError
     from relgrade.io import read_corpus, read_queries, read_run
@@ -139,10 +167,22 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
             raise InputError(f"--api-base must be a URL such as http://127.0.0.1:8000/v1, got {base!r}")
     if use_batch and len(api_base) > 1:
         raise InputError("--batch takes one --api-base (a provider batch goes to one server); drop the others")
+    if use_batch:
+        from relgrade.judge._batch_options import check_batch_options
+
+        check_batch_options(poll_interval=poll_interval, batch_size=batch_size, fallback=batch_fallback)
     api_base = list(api_base) if len(api_base) > 1 else (api_base[0] if api_base else None)
     choose_transport(model, transport, api_base[0] if isinstance(api_base, list) else api_base)  # --transport http with a non-openai/ model: exit 2 before reading runs
     if lease is not None and not (lease > 0 and lease < float("inf")):
         raise InputError(f"--lease {lease}: give a number of seconds above 0")
+    if out:
+        from relgrade.io._outputs import check_outputs
+        from relgrade.judge._store import store_spec
+
+        prompt_file = prompt if isinstance(prompt, str) and _is_file(prompt) else None
+        check_outputs({"--out": out, "--out (its details file)": details_path(out)},
+                      {"--run": runs, "--corpus": corpus, "--queries": queries, "--prompt": prompt_file},
+                      {"--store": store_spec(store or None)})
     loaded = [read_run(path) for path in runs]
     pairs = pool(loaded, depth, corpus=read_corpus(corpus) if corpus else None,
                  queries=read_queries(queries) if queries else None)
@@ -154,14 +194,24 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
 
             check_trec_ids([x for p in pairs for x in (p.query_id, p.doc_id)], path=out)
     local = model.startswith("local/")
+    if latency is not None and not (dry_run and 0 < latency < float("inf")):
+        raise InputError(f"--latency {latency}: give the seconds per call (above 0) of a --dry-run's wall-time "
+                         "estimate, with --dry-run")
 
     if dry_run:
         plan = estimate(pairs, model=model, prompt=prompt, store=store or None, config=config, max_grade=max_grade)
         dollars = "unknown (model not in litellm's price table)" if plan.cost_usd is None else f"${plan.cost_usd:.4f}"
         click.echo(f"dry run for {model}: {plan.pairs} pooled pairs, {plan.unique} distinct, {plan.cached} cached, "
-                   f"{plan.to_judge} to judge ({plan.calls} calls)")
+                   f"{plan.to_judge} to judge ({plural(plan.calls, 'call')})")
         click.echo(f"estimated tokens: {plan.prompt_tokens} prompt + {plan.completion_tokens} completion; "
                    f"estimated cost {dollars}")
+        from relgrade.judge._walltime import wall_time
+
+        bases = api_base if isinstance(api_base, list) else [api_base]
+        click.echo(wall_time(plan.calls, local=local, transport=choose_transport(model, transport, bases[0]),
+                             concurrency=concurrency, servers=len(bases), latency=latency,
+                             measured=(plan.latency_s, plan.latency_n), rpm=rpm, tpm=tpm,
+                             tokens=plan.prompt_tokens + plan.completion_tokens).text(plan.calls))
         from relgrade.judge._batch_cli import print_batch_price
 
         print_batch_price(plan, model)
@@ -185,11 +235,12 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     try:
         if use_batch:
             from relgrade.judge._batch import judge_batch
-            from relgrade.judge._batch_cli import print_poll
+            from relgrade.judge._batch_cli import PollPrinter
 
             result = judge_batch(pairs, model=model, prompt=prompt, store=db, config=config, api_base=api_base,
                                  api_key_env=api_key_env, max_grade=max_grade, poll_interval=poll_interval,
-                                 batch_size=batch_size, fallback=batch_fallback, on_poll=print_poll)
+                                 batch_size=batch_size, fallback=batch_fallback,
+                                 on_poll=PollPrinter(poll_interval))
         else:
             result = judge_pairs(pairs, model=model, prompt=prompt, store=db, config=config, api_base=api_base,
                                  api_key_env=api_key_env, max_grade=max_grade, on_progress=on_progress)
@@ -199,10 +250,13 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     _write_outputs(result, out)
     counts = result.counts()
     cost = f"${result.cost_usd:.4f}" + (f" (+{result.cost_unknown} calls of unknown price)" if result.cost_unknown else "")
-    click.echo(f"judged {counts['pairs']} pairs with {result.model} (prompt {result.prompt_hash}): "
-               f"{counts['judged']} judged ({counts['cached']} paid nothing: stored or duplicate), "
-               f"{counts['unjudged']} unjudged, {counts['failed']} failed, {counts['remaining']} not done; "
-               f"{result.n_calls} calls, {cost} this run" + (" (batch prices)" if use_batch else ""))
+    click.echo(f"judged {plural(counts['pairs'], 'pair')} with {result.model} (prompt {result.prompt_hash}): "
+               f"{judged_line(result)}; {plural(result.n_calls, 'call')}, {cost} this run"
+               + (" (batch prices)" if use_batch else ""))
+    if result.in_batches:
+        click.echo(f"note: {result.in_batches} pairs are in provider batches still pending in {result.store}, "
+                   "submitted by another process meanwhile: not paid for here; collect them with --batch "
+                   "(relgrade judge --batch-status lists the batches)")
     n_labels = sum(len(v) for v in result.qrels().values())
     conflicts = result.conflicts()
     if conflicts:
@@ -210,7 +264,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
         click.echo(f"note: {len(conflicts)} doc ids were shown with different texts by different runs (e.g. doc {doc} "
                    f"of query {qid}): each text is judged and in the details (text_sha256, runs); the qrels hold the "
                    "grade of the first run's text. Give such chunks their own ids to evaluate every run on its text.")
-    click.echo(f"wrote {out} ({n_labels} labels) and {details_path(out)}; store {result.store}")
+    click.echo(f"wrote {out} ({plural(n_labels, 'label')}) and {details_path(out)}; store {result.store}")
     for j in result.unjudged[:show_unjudged]:
         click.echo(f"  {j.status}: query {j.query_id} doc {j.doc_id}: {j.error}")
     if len(result.unjudged) > show_unjudged:
@@ -218,11 +272,13 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     if local:
         click.echo(_LOCAL_NOTE.format(model=result.model))
     if result.stopped == "max_cost":
-        click.echo(f"stopped before --max-cost ${max_cost}: {counts['remaining']} pairs remain; re-run with a higher "
+        click.echo(f"stopped before --max-cost ${max_cost}: {plural(counts['remaining'], 'pair remains', 'pairs remain')}; "
+                   "re-run with a higher "
                    "--max-cost to finish (nothing paid is lost)")
         return 0
     if result.stopped == "interrupted":
-        click.echo(f"interrupted: {counts['remaining']} pairs remain; re-run the same command to finish "
+        click.echo(f"interrupted: {plural(counts['remaining'], 'pair remains', 'pairs remain')}; re-run the same command "
+                   "to finish "
                    "(everything answered is kept" + ("; submitted batches keep running and are collected by the "
                                                      "next run)" if use_batch else ")"), err=True)
         return 130

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from relgrade._defaults import MAX_CONCURRENCY, MAX_SAMPLES, check_limit
 from relgrade._errors import InputError
 
 
@@ -73,6 +74,8 @@ class JudgeConfig:
         positive_int("max_attempts", self.max_attempts)
         positive_int("max_tokens", self.max_tokens)
         positive_int("samples", self.samples)
+        check_limit("--concurrency", self.concurrency, MAX_CONCURRENCY, "requests in flight per endpoint")
+        check_limit("--samples", self.samples, MAX_SAMPLES, "answers per pair")
         positive_int("top_logprobs", self.top_logprobs)
         positive("timeout", self.timeout)
         for name in ("backoff_initial", "backoff_max", "backoff_jitter", "max_retry_after", "temperature"):

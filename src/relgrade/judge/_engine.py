@@ -19,9 +19,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from relgrade._errors import InputError
+from relgrade.io._text import no_surrogates
 from relgrade.judge._budget import Budget
 from relgrade.judge._call import Answer, Caller, PairCallError, count_tokens
 from relgrade.judge._config import JudgeConfig
+from relgrade.judge._integrity import reparse_problem
 from relgrade.judge._parse import Parsed, expected_grade, grade_distribution, parse_answer
 from relgrade.judge._pool import Pair
 from relgrade.judge._prompt import Prompt
@@ -46,6 +48,8 @@ class Unit:
     paid_now: bool = False
     claimed: set[str] = field(default_factory=set)
     """The keys this process holds a claim on (only those are paid for)."""
+    batched: set[str] = field(default_factory=set)
+    """The keys held by a provider batch still open (left to it: the unit stays undone here)."""
 
 
 def make_units(pairs: Iterable[Pair], model: str, prompt: Prompt, config: JudgeConfig) -> list[Unit]:
@@ -57,6 +61,9 @@ def make_units(pairs: Iterable[Pair], model: str, prompt: Prompt, config: JudgeC
         k = (pair.query, pair.text)
         unit = units.get(k)
         if unit is None:
+            if no_surrogates(pair.query) is not pair.query or no_surrogates(pair.text) is not pair.text:
+                raise InputError(f"pair (query {pair.query_id}, doc {pair.doc_id}): its text holds a lone UTF-16 "
+                                 "surrogate, which is not text (half of an emoji?); clean the text first")
             keys = [judgment_key(model, prompt.sha256, params if i == 0 else {**params, "sample": i},
                                  pair.query, pair.text) for i in range(config.samples)]
             unit = units[k] = Unit(pair.query, pair.text, [], keys)
@@ -65,12 +72,17 @@ def make_units(pairs: Iterable[Pair], model: str, prompt: Prompt, config: JudgeC
 
 
 def check_grades(records: dict[str, dict[str, Any]], prompt: Prompt, where: str) -> None:
-    """Refuse a stored judgment whose grade is off the prompt's scale (a tampered or foreign row)."""
+    """Refuse a stored judgment whose grade is off the prompt's scale, or (a row written before rows carried an
+    integrity check) is not what its stored answer reads (a tampered or foreign row)."""
     for key, rec in records.items():
         if rec["status"] == "judged" and rec["grade"] not in prompt.scale:
             raise InputError(f"row {key[:16]}... has grade {rec['grade']}, off the scale {min(prompt.scale)}-"
                              f"{max(prompt.scale)}; the store was altered: delete that row (it is judged again) "
                              "or pass another --store", path=where)
+        problem = reparse_problem(rec, prompt.scale, prompt.grade_key)
+        if problem is not None:
+            raise InputError(f"row {key[:16]}... has {problem}; the store was altered: delete that row (it is judged "
+                             "again) or pass another --store", path=where)
 
 
 def is_done(record: dict[str, Any] | None, config: JudgeConfig) -> bool:
@@ -124,9 +136,10 @@ class Engine:
         answer = None
         try:
             answer = await self.caller.complete(messages, sample=sample, est_tokens=est_tokens)
-            return answer
         finally:
             self.budget.settle(reserved, answer)
+        content = no_surrogates(answer.content)  # half an emoji from the provider: stored and written as U+FFFD
+        return answer if content is answer.content else replace(answer, content=content)
 
     def _record(self, answer: Answer, parsed: Parsed, *, previous: dict[str, Any] | None = None) -> dict[str, Any]:
         scale = self.prompt.scale
@@ -177,7 +190,8 @@ class Engine:
 
     def acquire(self, unit: Unit) -> bool:
         """Claim the unit's unanswered keys (all or none) and reload what other processes answered;
-        False when another process holds one of them (poll again later)."""
+        False when another process holds one of them (poll again later). Keys held by an open provider batch are
+        not claimed (``unit.batched``): the batch answers them (:mod:`relgrade.judge._claims`)."""
         todo = [k for i, k in enumerate(unit.keys) if not is_done(unit.records.get(i), self.config)]
         if not todo:
             return True
@@ -191,6 +205,8 @@ class Engine:
             if k in fresh and (k not in claimed or fresh[k]["status"] == "pending_repair"):
                 unit.records[i] = fresh[k]
         unit.claimed = claimed
+        left = [k for i, k in enumerate(unit.keys) if k not in claimed and not is_done(unit.records.get(i), self.config)]
+        unit.batched = self.store.in_open_batches(left) if left else set()
         return True
 
     def _put(self, key: str, rec: dict[str, Any]) -> dict[str, Any]:

@@ -19,9 +19,11 @@ from relgrade.judge._engine import (
     Engine, Unit, aggregate, check_grades, fan_out, is_done, load_records, make_units, unit_done,
 )
 from relgrade.judge._pool import Pair
+from relgrade.judge._preflight import PROBE_TIMEOUT, apreflight
 from relgrade.judge._prompt import Prompt, load_prompt
 from relgrade.judge._results import DryRun, JudgeResult, Judgment, in_pairs_order
 from relgrade.judge._store import JudgmentStore, new_owner, open_store
+from relgrade.judge._walltime import median_latency
 
 __all__ = ["DEFAULT_MODEL", "DryRun", "JudgeResult", "Judgment", "ajudge_pairs", "estimate", "judge_pairs"]
 
@@ -48,7 +50,8 @@ def estimate(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | 
 
     Prompt tokens are counted with litellm's tokenizer for the model; completion tokens are
     estimated at 30 per call (a short JSON answer); dollars use litellm's price table (None when the
-    model is not in it).
+    model is not in it). ``latency_s``: the median latency of the judgments already stored for these pairs
+    (:func:`relgrade.judge._walltime.wall_time` turns it into a wall time).
     """
     config = config or JudgeConfig()
     model, prompt_obj = _resolve(model, prompt, max_grade)
@@ -75,8 +78,10 @@ def estimate(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | 
     out_tokens = calls * _EXPECTED_COMPLETION_TOKENS
     price = price_per_token(model)
     cost = None if price is None else tokens * price[0] + out_tokens * price[1]
+    latency, n_latency = median_latency(stored.values())
     return DryRun(pairs=len(pairs), unique=len(units), cached=cached, to_judge=len(units) - cached, calls=calls,
-                  prompt_tokens=tokens, completion_tokens=out_tokens, cost_usd=cost)
+                  prompt_tokens=tokens, completion_tokens=out_tokens, cost_usd=cost, latency_s=latency,
+                  latency_n=n_latency)
 
 
 async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
@@ -96,10 +101,14 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
     owner = new_owner()
     try:
         db.check_writable()
+        load_records(units, db, prompt_obj)
+        if not all(unit_done(u, config) for u in units):  # before the first paid call, and before importing the
+            # transport: a key, a server that answers, a known model (issue 25)
+            await apreflight(model, transport=config.transport, api_base=api_base, api_key=api_key,
+                             api_key_env=api_key_env, timeout=min(PROBE_TIMEOUT, config.timeout))
         budget = Budget(config.max_cost, model)
         caller = Caller(model, config, api_base=api_base, api_key=api_key, api_key_env=api_key_env)
         engine = Engine(model, prompt_obj, db, config, caller, budget, on_progress, owner=owner, started=time.time())
-        load_records(units, db, prompt_obj)
         todo: list[Unit] = []
         finished: list[Unit] = []
         for unit in units:
@@ -128,6 +137,9 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
                         waiting.append(unit)
                         continue
                     await engine.judge_unit(unit)
+                    if unit.batched and not unit_done(unit, config) and unit.failed is None:
+                        remaining.append(unit)  # held by a provider batch still pending: judge --batch collects it
+                        continue
                 except Stop as stop:
                     engine.stopped = engine.stopped or str(stop)
                     caller.halt(engine.stopped)
@@ -190,7 +202,8 @@ async def ajudge_pairs(pairs: Sequence[Pair], *, model: str | None = None,
         ordered, left = in_pairs_order(pairs, judgments, (p for u in remaining for p in u.pairs))
         return JudgeResult(ordered, left, model=model, prompt_hash=prompt_obj.hash,
                            stopped=engine.stopped, cost_usd=budget.spent, n_calls=budget.calls,
-                           cost_unknown=budget.unknown, store=str(db.path), retries=tuple(caller.sleeps))
+                           cost_unknown=budget.unknown, store=str(db.path), retries=tuple(caller.sleeps),
+                           in_batches=sum(len(u.pairs) for u in remaining if u.batched))
     finally:
         if owned:
             db.close()

@@ -131,12 +131,19 @@ def _get(obj: Any, name: str) -> Any:
     return getattr(obj, name, None)
 
 
+def _token(entry: Any) -> str:
+    token = _get(entry, "token")
+    return token if isinstance(token, str) else ""
+
+
 def grade_distribution(logprobs: Any, answer: str, parsed: Parsed, scale: Sequence[int]) -> dict[str, float] | None:
-    """``{"0": p0, ...}`` from the top logprobs of the grade token, or None when not available."""
+    """``{"0": p0, ...}`` from the top logprobs of the grade token, or None when not available. A provider's malformed
+    logprobs (not a list, tokens that are not strings, a log-probability that is not a finite number <= 0) give None
+    or are skipped, never an error."""
     if logprobs is None or parsed.grade is None:
         return None
     content = _get(logprobs, "content")
-    if not content:
+    if not content or not isinstance(content, (list, tuple)):
         return None
     digits = {str(g) for g in scale}
     # Locate the token covering the grade digit by character offset; fall back to the first
@@ -145,20 +152,22 @@ def grade_distribution(logprobs: Any, answer: str, parsed: Parsed, scale: Sequen
     if parsed.grade_offset is not None:
         pos = 0
         for entry in content:
-            token = _get(entry, "token") or ""
+            token = _token(entry)
             if pos <= parsed.grade_offset < pos + len(token) and token.strip() in digits:
                 target = entry
                 break
             pos += len(token)
     if target is None:
-        target = next((e for e in content if (_get(e, "token") or "").strip() == str(parsed.grade)), None)
+        target = next((e for e in content if _token(e).strip() == str(parsed.grade)), None)
     if target is None:
         return None
     mass = dict.fromkeys(sorted(digits, key=int), 0.0)
-    for top in _get(target, "top_logprobs") or []:
-        token = (_get(top, "token") or "").strip()
+    tops = _get(target, "top_logprobs")
+    for top in tops if isinstance(tops, (list, tuple)) else []:
+        token = _token(top).strip()
         logprob = _get(top, "logprob")
-        if token in mass and isinstance(logprob, (int, float)) and math.isfinite(logprob):
+        if token in mass and isinstance(logprob, (int, float)) and not isinstance(logprob, bool) \
+                and math.isfinite(logprob) and logprob <= 1e-3:  # a log-probability (float noise above 0 allowed)
             mass[token] += math.exp(logprob)
     total = sum(mass.values())
     if total <= 0:

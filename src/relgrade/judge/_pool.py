@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from relgrade._errors import InputError
+from relgrade._words import plural
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def pool(runs: Sequence[Any], depth: int = 10, *, corpus: Mapping[str, str] | No
                 pairs.append(Pair(qid, d, query, text, tuple(seen)))
     if no_query:
         raise InputError(
-            f"{len(no_query)} queries have no text (e.g. query {no_query[0]!r}); give a JSONL run with "
+            f"{plural(len(no_query), 'query has', 'queries have')} no text (e.g. query {no_query[0]!r}); give a JSONL run with "
             "'query' fields or --queries FILE (qid<TAB>query)"
         )
     if no_text:

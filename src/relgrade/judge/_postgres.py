@@ -14,7 +14,11 @@ import time
 from typing import Any, Mapping
 
 from relgrade._errors import InputError
-from relgrade.judge._store import COLUMNS, DEFAULT_LEASE_S, JudgmentStore, decode, gone, redact
+from relgrade._redact import redact_text, redact_url
+from relgrade.judge._batch_store import LEDGER_TABLES
+from relgrade.judge._claims import LEDGER_LOCK, in_open_batches
+from relgrade.judge._integrity import seal
+from relgrade.judge._store import COLUMNS, DEFAULT_LEASE_S, JudgmentStore, decode, gone
 
 __all__ = ["PostgresStore"]
 
@@ -23,6 +27,7 @@ TABLES = (
         key TEXT PRIMARY KEY, model TEXT NOT NULL, prompt_hash TEXT NOT NULL, status TEXT NOT NULL,
         grade INTEGER, record TEXT NOT NULL, created DOUBLE PRECISION NOT NULL)""",
     "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires DOUBLE PRECISION NOT NULL)",
+    *(ddl.replace(" REAL ", " DOUBLE PRECISION ") for ddl in LEDGER_TABLES),  # online claims check the ledger
 )
 
 
@@ -32,7 +37,8 @@ class PostgresStore(JudgmentStore):
     blocking = True
 
     def __init__(self, url: str, *, lease_s: float = DEFAULT_LEASE_S, readonly: bool = False):
-        self.path = redact(url)
+        self.path = redact_url(url)
+        self._url = url  # kept only to mask its secrets in the driver's messages
         self.lease_s = float(lease_s)
         self.readonly = readonly
         self._db = None
@@ -57,7 +63,7 @@ class PostgresStore(JudgmentStore):
             self._fail(exc)
 
     def _fail(self, exc: Exception):
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        msg = redact_text(str(exc).strip().splitlines()[0], self._url) if str(exc).strip() else type(exc).__name__
         if self._db is not None:
             try:
                 self._db.close()
@@ -105,7 +111,7 @@ class PostgresStore(JudgmentStore):
 
     def put(self, key: str, *, model: str, prompt_hash: str, status: str, grade: int | None,
             record: Mapping[str, Any], owner: str | None = None) -> bool:
-        blob = json.dumps(dict(record), ensure_ascii=False)
+        blob = json.dumps(seal(key, status, grade, record), ensure_ascii=False)
 
         def write(db):
             with db.transaction():
@@ -124,7 +130,8 @@ class PostgresStore(JudgmentStore):
     def claim(self, keys: list[str], owner: str, *, retry_before: float | None = None) -> tuple[set[str], bool]:
         def take(db):
             now = time.time()
-            with db.transaction():
+            with db.transaction():  # the claim protocol of relgrade.judge._claims
+                db.execute("SELECT pg_advisory_xact_lock_shared(%s)", (LEDGER_LOCK,))  # no batch opens meanwhile
                 db.execute("SET LOCAL synchronous_commit = off")  # a claim lost in a server crash costs nothing
                 # A claim row per key first (no-op when present), so that every key has a row to lock.
                 db.execute("INSERT INTO claims (key, owner, expires) SELECT k, '', 0 FROM unnest(%s::text[]) AS k "
@@ -137,6 +144,7 @@ class PostgresStore(JudgmentStore):
                 answered = {k for k, s, c in db.execute(
                     "SELECT key, status, created FROM judgments WHERE key = ANY(%s)", (keys,))
                     if s == "judged" or (s == "unjudged" and (retry_before is None or c >= retry_before))}
+                answered |= in_open_batches(self._query(db), keys)  # left to the batch that holds them
                 free = [k for k in keys if k not in answered]
                 if free:
                     db.execute("UPDATE claims SET owner = %s, expires = %s WHERE key = ANY(%s)",
@@ -146,6 +154,15 @@ class PostgresStore(JudgmentStore):
                 return set(free), False
 
         return self._run(take)
+
+    @staticmethod
+    def _query(db):
+        return lambda sql, args: db.execute(sql.replace("?", "%s"), args)
+
+    def in_open_batches(self, keys: list[str]) -> set[str]:
+        if self._empty:
+            return set()
+        return self._run(lambda db: in_open_batches(self._query(db), keys))
 
     def renew(self, owner: str) -> None:
         self._run(lambda db: db.execute("UPDATE claims SET expires = %s WHERE owner = %s",
@@ -164,7 +181,7 @@ class PostgresStore(JudgmentStore):
                     db.execute("INSERT INTO claims (key, owner, expires) VALUES ('relgrade-write-probe', '', 0) "
                                "ON CONFLICT (key) DO NOTHING")
             except self._errors as exc:
-                raise InputError(f"judgment store: cannot write ({str(exc).strip().splitlines()[0]}); grant INSERT "
+                raise InputError(f"judgment store: cannot write ({redact_text(str(exc).strip().splitlines()[0], self._url)}); grant INSERT "
                                  "and UPDATE on judgments and claims, or pass another --store", path=self.path) from None
 
         self._run(probe)

@@ -139,4 +139,19 @@ def count_tokens(model: str, messages: list[dict[str, str]]) -> int:
     return total
 
 
-__all__ = ["count_tokens", "encoding_name", "litellm_dir", "price_per_token", "price_table"]
+MAX_TOKENS = 10_000_000
+"""Most tokens one request may report (beyond any context window); more is a provider error, not a cost."""
+
+
+def usage_tokens(value: Any) -> int | None:
+    """A provider's token count, or None when it is not a whole number in [0, :data:`MAX_TOKENS`] (negative, 1e30, a
+    string, a boolean): the call's cost is then *unknown*, never negative or absurd."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
+        return None
+    return value
+
+
+__all__ = ["MAX_TOKENS", "count_tokens", "encoding_name", "litellm_dir", "price_per_token", "price_table",
+           "usage_tokens"]

@@ -99,6 +99,9 @@ class JudgeResult:
     store: str | None = None
     retries: tuple[tuple[str, float], ...] = ()
     """One ``(cause, seconds waited)`` per retry: the HTTP status (``"429"``) or the error type."""
+    in_batches: int = 0
+    """Of ``remaining``, the pairs left to a provider batch still pending in the store (``judge --batch`` collects
+    them; an online judge never pays for them, see :mod:`relgrade.judge._claims`)."""
 
     def qrels(self) -> dict[str, dict[str, int]]:
         """``{query_id: {doc_id: grade}}`` of the judged pairs (unjudged and failed left out).
@@ -132,10 +135,21 @@ class JudgeResult:
         return tuple(j for j in self.judgments if j.grade is None)
 
     def counts(self) -> dict[str, int]:
+        """Pairs by status, and where the answers of the answered ones came from: ``paid`` this run, ``stored``
+        (the store had them), ``duplicates`` (the same query and chunk text under another id: judged once and
+        the grade shared); ``cached = stored + duplicates`` (paid nothing this run)."""
         c = Counter(j.status for j in self.judgments)
+        groups: dict[tuple[str, str], list[bool]] = {}
+        for j in self.judgments:
+            if j.status != "failed":
+                groups.setdefault((j.query, j.text), []).append(j.cached)
+        duplicates = sum(len(g) - 1 for g in groups.values())
+        stored = sum(all(g) for g in groups.values())
         return {"pairs": len(self.judgments) + len(self.remaining), "judged": c["judged"],
                 "cached": sum(j.cached for j in self.judgments), "unjudged": c["unjudged"],
-                "failed": c["failed"], "remaining": len(self.remaining)}
+                "failed": c["failed"], "remaining": len(self.remaining),
+                "paid": sum(not all(g) for g in groups.values()), "stored": stored,
+                "duplicates": duplicates}
 
 
 def in_pairs_order(pairs: "Iterable[Pair]", judgments: "Iterable[Judgment]",
@@ -159,3 +173,5 @@ class DryRun:
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
+    latency_s: float | None = None  # median latency of the stored judgments of these pairs (a measurement)
+    latency_n: int = 0  # how many stored judgments had one

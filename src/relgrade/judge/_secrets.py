@@ -41,8 +41,42 @@ def collect_secrets(*keys: str | None, env_names: Iterable[str | None] = ()) -> 
         if _CREDENTIAL_VAR.search(name) and value:
             found.append(value)
     out = {s.strip() for s in found if s and len(s.strip()) >= MIN_SECRET}
-    out |= {json.dumps(s)[1:-1] for s in out}  # as it reads inside a JSON string (a key with " or \\ in it)
+    out |= {form for s in out for form in _echoed_forms(s)}
     return tuple(sorted(out, key=len, reverse=True))  # longest first: a key containing another is masked whole
+
+
+def _echoed_forms(secret: str) -> set[str]:
+    """How a server may echo a key: inside a JSON string (a key with " or \\ in it, or non-ASCII), in HTML (``&amp;``,
+    ``&quot;``...) and percent-encoded in a URL."""
+    from html import escape
+    from urllib.parse import quote, quote_plus
+
+    in_json = json.dumps(secret)[1:-1]
+    return {in_json, in_json.replace("/", "\\/"), json.dumps(secret, ensure_ascii=False)[1:-1], escape(secret),
+            escape(secret, quote=False), quote(secret, safe=""), quote_plus(secret)} - {secret}
+
+
+def mask_bytes(data: bytes, secrets: tuple[str, ...]) -> bytes:
+    """``data`` with every registered secret (as UTF-8 bytes) replaced by ``***``."""
+    for secret in secrets:
+        raw = secret.encode("utf-8", "surrogatepass")
+        if raw in data:
+            data = data.replace(raw, MASK.encode())
+    return data
+
+
+def mask_strings(obj, secrets: tuple[str, ...]):
+    """A decoded JSON value with every string in it (keys too) masked (a key hidden by ``\\u`` escapes is masked
+    after decoding)."""
+    if not secrets:
+        return obj
+    if isinstance(obj, str):
+        return mask(obj, secrets)
+    if isinstance(obj, dict):
+        return {mask(k, secrets) if isinstance(k, str) else k: mask_strings(v, secrets) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [mask_strings(v, secrets) for v in obj]
+    return obj
 
 
 def mask(text: str, secrets: tuple[str, ...]) -> str:
@@ -94,4 +128,4 @@ def install_log_filter(secrets: tuple[str, ...]) -> None:
             target.addFilter(_redact_filter(tuple(sorted(merged, key=len, reverse=True))))
 
 
-__all__ = ["MASK", "collect_secrets", "install_log_filter", "mask", "redact"]
+__all__ = ["MASK", "collect_secrets", "install_log_filter", "mask", "mask_bytes", "mask_strings", "redact"]

@@ -26,6 +26,7 @@ from relgrade.judge._config import JudgeConfig
 from relgrade.judge._engine import Engine, aggregate, fan_out, load_records, make_units, unit_done
 from relgrade.judge._judge import _resolve
 from relgrade.judge._pool import Pair
+from relgrade.judge._preflight import PROBE_TIMEOUT, apreflight
 from relgrade.judge._prompt import Prompt
 from relgrade.judge._results import JudgeResult, in_pairs_order
 from relgrade.judge._store import JudgmentStore, new_owner, open_store
@@ -52,6 +53,7 @@ class JudgeSession:
         self._engine: Engine | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.stopped: str | None = None
+        self.preflighted = False
 
     @property
     def store(self) -> JudgmentStore:
@@ -74,9 +76,13 @@ class JudgeSession:
         """Judge ``pairs`` within the session; what the budget stopped comes back in ``remaining``."""
         pairs = list(pairs)
         units = make_units(pairs, self.model, self.prompt, self.config)
-        engine = self._engine_for_loop()
         load_records(units, self.store, self.prompt)
         todo = [unit for unit in units if not unit_done(unit, self.config)]
+        if todo and not self.preflighted:  # once, before the session's first paid call (relgrade.judge._preflight)
+            await apreflight(self.model, transport=self.config.transport, **self._api,
+                             timeout=min(PROBE_TIMEOUT, self.config.timeout))
+            self.preflighted = True
+        engine = self._engine_for_loop()
         remaining: list = []
         calls_before = self.budget.calls
 
@@ -88,6 +94,8 @@ class JudgeSession:
                 while not await engine.aacquire(unit):  # another process holds a claim: wait for its answer
                     await asyncio.sleep(min(1.0, self.store.lease_s / 4))
                 await engine.judge_unit(unit)
+                if unit.batched and not unit_done(unit, self.config) and unit.failed is None:
+                    remaining.append(unit)  # held by a provider batch still pending: never paid here
             except Stop as stop:
                 self.stopped = self.stopped or str(stop)
                 remaining.append(unit)

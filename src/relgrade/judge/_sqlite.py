@@ -16,7 +16,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from relgrade._errors import InputError
-from relgrade.judge._store import COLUMNS, DEFAULT_LEASE_S, DEFAULT_STORE, JudgmentStore, decode, gone
+from relgrade.judge._integrity import seal
+from relgrade.judge._batch_store import LEDGER_TABLES
+from relgrade.judge._claims import answered, held_online, in_open_batches
+from relgrade.judge._store import COLUMNS, DEFAULT_LEASE_S, DEFAULT_STORE, JudgmentStore, decode
 
 __all__ = ["SQLiteStore"]
 
@@ -25,6 +28,7 @@ TABLES = (
         key TEXT PRIMARY KEY, model TEXT NOT NULL, prompt_hash TEXT NOT NULL, status TEXT NOT NULL,
         grade INTEGER, record TEXT NOT NULL, created REAL NOT NULL)""",
     "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)",
+    *LEDGER_TABLES,  # the batch ledger: online claims check it (relgrade.judge._claims)
 )
 
 
@@ -116,7 +120,7 @@ class SQLiteStore(JudgmentStore):
 
     def put(self, key: str, *, model: str, prompt_hash: str, status: str, grade: int | None,
             record: Mapping[str, Any], owner: str | None = None) -> bool:
-        blob = json.dumps(dict(record), ensure_ascii=False)
+        blob = json.dumps(seal(key, status, grade, record), ensure_ascii=False)
 
         def write(db):
             db.execute("BEGIN IMMEDIATE")
@@ -134,26 +138,23 @@ class SQLiteStore(JudgmentStore):
         return self._run(write)
 
     def claim(self, keys: list[str], owner: str, *, retry_before: float | None = None) -> tuple[set[str], bool]:
-        def take(db):
+        def take(db):  # the claim protocol of relgrade.judge._claims, under SQLite's one write lock
             now = time.time()
             db.execute("BEGIN IMMEDIATE")
-            free: list[str] = []
-            for key in keys:
-                row = db.execute("SELECT status, created FROM judgments WHERE key = ?", (key,)).fetchone()
-                if row is not None and (row[0] == "judged" or (
-                        row[0] == "unjudged" and (retry_before is None or row[1] >= retry_before))):
-                    continue
-                held = db.execute("SELECT owner, expires FROM claims WHERE key = ?", (key,)).fetchone()
-                if held is not None and held[0] != owner and held[1] > now and not gone(held[0]):
-                    db.execute("ROLLBACK")
-                    return set(), True
-                free.append(key)
+            taken = answered(db.execute, keys, retry_before) | in_open_batches(db.execute, keys)
+            free = [k for k in dict.fromkeys(keys) if k not in taken]
+            if held_online(db.execute, free, now, owner):
+                db.execute("ROLLBACK")
+                return set(), True
             db.executemany("INSERT OR REPLACE INTO claims (key, owner, expires) VALUES (?, ?, ?)",
                            [(k, owner, now + self.lease_s) for k in free])
             db.execute("COMMIT")
             return set(free), False
 
         return self._run(take)
+
+    def in_open_batches(self, keys: list[str]) -> set[str]:
+        return self._run(lambda db: in_open_batches(db.execute, keys))
 
     def renew(self, owner: str) -> None:
         self._run(lambda db: db.execute("UPDATE claims SET expires = ? WHERE owner = ?",

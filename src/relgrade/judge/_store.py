@@ -9,10 +9,12 @@ not arrived yet), the grade, and a JSON record with the raw answer, reason, dist
 and latency. Query and chunk texts are not stored, only hashed.
 
 Claims before calls: before paying for a key a process claims it (a row in ``claims`` with its owner
-and a lease expiry, written in one transaction that also checks the key is not already answered).
-Other processes skip a claimed key and poll for its answer; a claim whose lease expired (its process
-was killed on another machine), or whose owner is a dead process of this machine, is taken over. A ``judged`` row is never replaced. Backends: SQLite (the embedded
-default, :mod:`relgrade.judge._sqlite`) and PostgreSQL (``postgresql://...``,
+and a lease expiry, written in one transaction that also checks the key is not already answered and not held by
+a provider batch still open). Other processes skip a claimed key and poll for its answer; a claim whose lease
+expired (its process was killed on another machine), or whose owner is a dead process of this machine, is taken
+over. A ``judged`` row is never replaced. The whole protocol, shared with ``judge --batch``, is in
+:mod:`relgrade.judge._claims`. Every row carries an integrity check (:mod:`relgrade.judge._integrity`). Backends:
+SQLite (the embedded default, :mod:`relgrade.judge._sqlite`) and PostgreSQL (``postgresql://...``,
 :mod:`relgrade.judge._postgres`, a shared team store), same tables and semantics.
 
 Adding a table (e.g. provider batch ids): add its DDL to ``TABLES`` in both backends and a method
@@ -31,7 +33,8 @@ from typing import Any, Mapping
 
 from relgrade._errors import InputError
 
-__all__ = ["DEFAULT_LEASE_S", "DEFAULT_STORE", "STORE_ENV", "JudgmentStore", "judgment_key", "open_store", "new_owner"]
+__all__ = ["DEFAULT_LEASE_S", "DEFAULT_STORE", "STORE_ENV", "JudgmentStore", "judgment_key", "new_owner", "open_store",
+           "store_name", "store_spec"]
 
 DEFAULT_STORE = Path(".relgrade") / "judgments.sqlite"
 STORE_ENV = "RELGRADE_STORE"
@@ -78,24 +81,9 @@ def is_url(spec: str | Path) -> bool:
     return isinstance(spec, str) and spec.startswith(("postgresql://", "postgres://"))
 
 
-def redact(url: str) -> str:
-    """``postgresql://user:SECRET@host/db`` -> ``postgresql://user:***@host/db`` (never print a password)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    try:
-        parts = urlsplit(url)
-        netloc = parts.netloc
-        if "@" in netloc:
-            cred, host = netloc.rsplit("@", 1)
-            user = cred.split(":", 1)[0]
-            netloc = f"{user}:***@{host}" if ":" in cred else f"{user}@{host}"
-        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    except ValueError:
-        return "postgresql://***"
-
-
 def decode(key: str, status: Any, grade: Any, record: Any, where: str) -> dict[str, Any]:
-    """Validate one row read back (a tampered or foreign row is refused, never used as a grade)."""
+    """Validate one row read back (a tampered or foreign row is refused, never used as a grade): its types, and its
+    integrity check (:mod:`relgrade.judge._integrity`)."""
     try:
         rec = json.loads(record) if isinstance(record, (str, bytes)) else record
     except ValueError:
@@ -103,10 +91,14 @@ def decode(key: str, status: Any, grade: Any, record: Any, where: str) -> dict[s
     ok = (isinstance(rec, dict) and status in STATUSES
           and (grade is None or (isinstance(grade, int) and not isinstance(grade, bool)))
           and (status != "judged" or grade is not None))
+    if ok:
+        from relgrade.judge._integrity import verify
+
+        ok = verify(key, status, grade, rec)
     if not ok:
-        raise InputError(f"row {key[:16]}... is not a valid judgment (status {status!r}, grade {grade!r}); "
-                         "the store was altered: delete that row (it is judged again) or pass another --store",
-                         path=where)
+        raise InputError(f"row {key[:16]}... is not a valid judgment (status {status!r}, grade {grade!r}: it does "
+                         "not match its stored answer and check); the store was altered: delete that row (it is "
+                         "judged again) or pass another --store", path=where)
     rec["status"], rec["grade"] = status, grade
     return rec
 
@@ -138,6 +130,11 @@ class JudgmentStore:
         return self.get_many([key]).get(key)
 
     def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        raise NotImplementedError
+
+    def in_open_batches(self, keys: list[str]) -> set[str]:
+        """The keys held by a provider batch still open in the ledger (an online judge leaves them to it; see
+        :mod:`relgrade.judge._claims`)."""
         raise NotImplementedError
 
     def batch_ledger(self):
@@ -190,6 +187,13 @@ class JudgmentStore:
         self.close()
 
 
+def store_spec(spec: "str | Path | None") -> "str | Path":
+    """The store a ``--store`` value names: itself, else ``$RELGRADE_STORE``, else :data:`DEFAULT_STORE`."""
+    if spec is None or spec == "":
+        return os.environ.get(STORE_ENV) or DEFAULT_STORE
+    return spec
+
+
 def open_store(spec: "str | Path | JudgmentStore | None" = None, *, readonly: bool = False,
                lease_s: float | None = None) -> "tuple[JudgmentStore | None, bool]":
     """``(store, owned)`` for ``spec``: a store object as is, a ``postgresql://`` URL, a SQLite path, or
@@ -197,11 +201,23 @@ def open_store(spec: "str | Path | JudgmentStore | None" = None, *, readonly: bo
     ``(None, False)``: nothing is created."""
     if isinstance(spec, JudgmentStore):
         return spec, False
-    if spec is None or spec == "":
-        spec = os.environ.get(STORE_ENV) or DEFAULT_STORE
+    spec = store_spec(spec)
     if readonly and not is_url(spec) and not Path(spec).exists():
         return None, False
     kw: dict[str, Any] = {"readonly": readonly}
     if lease_s is not None:
         kw["lease_s"] = lease_s
     return JudgmentStore(spec, **kw), True
+
+
+def store_name(spec: "str | Path | JudgmentStore | None" = None) -> str:
+    """How messages name the store ``spec`` resolves to (see :func:`open_store`): a path, or a URL without its
+    password (:func:`relgrade._redact.redact_url`)."""
+    if isinstance(spec, JudgmentStore):
+        return str(spec.path)
+    spec = store_spec(spec)
+    if is_url(spec):
+        from relgrade._redact import redact_url
+
+        return redact_url(str(spec))
+    return str(spec)

@@ -213,9 +213,13 @@ def _annotator(value: Any) -> tuple[str, str]:
 
 
 async def _json(request: Request) -> dict | None:
+    from relgrade.io._text import has_lone_surrogate
+
     try:
         body = await request.json()
     except (ValueError, RecursionError):  # malformed, not UTF-8, or nested too deep to parse
+        return None
+    if has_lone_surrogate(body):  # "\ud800": not text, it could not be stored (a note, a name)
         return None
     return body if isinstance(body, dict) else None
 

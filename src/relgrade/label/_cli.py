@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from relgrade._errors import InputError
+from relgrade._words import plural
 
 
 @click.command("label")
@@ -17,7 +18,8 @@ from relgrade._errors import InputError
               help="Your name; labels are stored under it. Without it the page asks. With --export: only this annotator.")
 @click.option("--port", type=int, default=0, show_default=True, help="Port on 127.0.0.1; 0 picks a free one.")
 @click.option("--no-browser", is_flag=True, help="Do not open a browser; just print the URL.")
-@click.option("--show-judge", is_flag=True, help="Show the judge's grade next to each pair (off: annotators stay blind to it).")
+@click.option("--show-judge", is_flag=True, help="Show the judge's grade next to each pair (from the items, else from the "
+              "ITEMS.judge file 'relgrade sample' writes beside them; off: annotators stay blind to it).")
 @click.option("--export", "export_to", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the graded labels (skips left out) to this .csv/.jsonl for 'relgrade calibrate', then exit.")
 def label(items: Path, store: Path | None, annotator: str, port: int, no_browser: bool, show_judge: bool, export_to: Path | None) -> int:
@@ -29,22 +31,30 @@ def label(items: Path, store: Path | None, annotator: str, port: int, no_browser
     """
     from relgrade.label._store import LabelStore
 
+    from relgrade.io._outputs import check_outputs
+
     store_path = store or items.with_name(items.name + ".labels.sqlite")
     annotator = " ".join(annotator.split())
     if export_to is not None:
+        check_outputs({"--export": export_to}, {"ITEMS": items}, {"--store": store_path})
         if not store_path.exists():
             raise InputError("no label store here yet; label first, or pass --store", path=store_path)
         with LabelStore(store_path) as db:
             n = db.export(export_to, annotator=annotator or None)
             who = annotator or f"{len(db.annotators())} annotator(s)"
-        click.echo(f"wrote {n} labels by {who} to {export_to} (skips left out)")
+        click.echo(f"wrote {plural(n, 'label')} by {who} to {export_to} (skips left out)")
         return 0
 
     from relgrade.label._app import create_app
     from relgrade.label._items import read_items
     from relgrade.label._server import bind, new_token, serve, url_for
 
+    check_outputs({"--store": store_path}, {"ITEMS": items})
     pairs = read_items(items)
+    if show_judge:
+        from relgrade.label._items import with_judge_grades
+
+        pairs = with_judge_grades(pairs, items)
     db = LabelStore(store_path)
     try:
         token = new_token()
@@ -52,7 +62,8 @@ def label(items: Path, store: Path | None, annotator: str, port: int, no_browser
         sock = bind(port)
         url = url_for(sock, token)
         click.echo(url)
-        click.echo(f"relgrade: labeling {len(pairs)} pairs from {items}; labels are saved to {store_path}", err=True)
+        click.echo(f"relgrade: labeling {plural(len(pairs), 'pair')} from {items}; labels are saved to {store_path}",
+                   err=True)
         click.echo("relgrade: open the URL above (keep it private: it holds the token); Ctrl-C to stop", err=True)
 
         def opened() -> None:
@@ -66,7 +77,7 @@ def label(items: Path, store: Path | None, annotator: str, port: int, no_browser
         except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C after its graceful shutdown
             pass
         total = len(db.labels())
-        click.echo(f"relgrade: stopped; {total} labels in {store_path}", err=True)
+        click.echo(f"relgrade: stopped; {plural(total, 'label')} in {store_path}", err=True)
     finally:
         db.close()
     return 0

@@ -1,8 +1,11 @@
 """The pairs to label: ``query_id, query, doc_id, text[, judge_grade]`` read from CSV or JSONL.
 
 This is the file ``relgrade sample`` writes. Extra columns are ignored (an empty ``grade``
-column, ranks, scores); ``judge_grade`` is kept so it can be shown on request, but the page
-never receives it unless asked (``--show-judge``), so annotators are not anchored by it.
+column, ranks, scores). ``relgrade sample`` keeps the judge's grades out of it, in the file
+beside it (:func:`judge_file_for`: ``items.judge.csv`` for ``items.csv``), so that whoever fills the
+file in a spreadsheet is blind to the judge too; a ``judge_grade`` column of another items file is
+read. The page never receives a judge grade unless asked (``--show-judge``, which reads the file
+beside the items when they have none), so annotators are not anchored by it.
 """
 
 from __future__ import annotations
@@ -42,6 +45,26 @@ class Item:
         from relgrade.io import text_sha256
 
         return text_sha256(self.text)
+
+
+def judge_file_for(path: str | Path) -> Path:
+    """Where ``relgrade sample`` keeps the judge's grades of an items file: ``items.judge.csv`` beside ``items.csv``
+    (the same format), out of the annotators' sight."""
+    p = Path(path)
+    return p.with_name(f"{p.stem}.judge{p.suffix}")
+
+
+def with_judge_grades(items: tuple[Item, ...], path: str | Path) -> tuple[Item, ...]:
+    """``items`` with the judge's grades of the file beside them (:func:`judge_file_for`) when they carry none."""
+    from dataclasses import replace
+
+    beside = judge_file_for(path)
+    if any(it.judge_grade is not None for it in items) or not beside.is_file():
+        return items
+    from relgrade.io import read_labels
+
+    grades = {(lab.query_id, lab.doc_id): lab.grade for lab in read_labels(beside, source="judge").labels}
+    return tuple(replace(it, judge_grade=grades.get(it.key)) for it in items)
 
 
 def read_items(path: str | Path) -> tuple[Item, ...]:

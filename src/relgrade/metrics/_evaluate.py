@@ -24,6 +24,7 @@ from relgrade.metrics._settings import (
 )
 from relgrade.metrics._rows import failure_rows, leak_rows, no_answer_rows
 from relgrade.metrics._stats import Difference, Estimate, estimates, paired_difference
+from relgrade.stats._augmented import MEAN_INTERVAL
 
 @dataclass(frozen=True)
 class EvalReport:
@@ -66,11 +67,12 @@ class EvalReport:
         return frame
 
     def table(self) -> str:
-        lines = [f"{'metric':<16}{'value':>8}   95% CI (bootstrap over {self.n_queries} queries)"]
-        for name, est in self.aggregate.items():
-            ci = "" if est.ci95 is None else f"[{est.ci95[0]:.4f}, {est.ci95[1]:.4f}]"
-            lines.append(f"{name:<16}{est.value:>8.4f}   {ci}")
-        return "\n".join(lines)
+        from relgrade._words import plural
+
+        head = ("metric", "value", f"95% CI over {plural(self.n_queries, 'query', 'queries')}", "interval")
+        rows = [(name, f"{est.value:.4f}", "" if est.ci95 is None else f"[{est.ci95[0]:.4f}, {est.ci95[1]:.4f}]",
+                 est.interval or "") for name, est in self.aggregate.items()]
+        return text_table(head, rows, "<><<")
 
 
 def evaluate(
@@ -135,7 +137,7 @@ def evaluate(
         "no_answer": no_answer, "labels": labels_fingerprint(qrels), "queries": queries_fingerprint(per_query),
         "failure_k": failure_k, "leak_k": cut, "forbidden": {"n_docs": sum(map(len, qrels.forbidden.values()))},
         "n_boot": n_boot if ci else None, "seed": seed, "run": run.name,
-        "qrels": qrels.source,
+        "qrels": qrels.source, "interval": MEAN_INTERVAL if ci else None,
     }
     if corpus is not None:
         from relgrade.versioning import corpus_fingerprint
@@ -218,7 +220,8 @@ class Comparison:
                 "settings": self.settings}
 
     def table(self) -> str:
-        head = ("metric", "A", "B", "B-A", "95% CI of B-A", "p (paired randomisation)")
+        kinds = ", ".join(dict.fromkeys(d.interval for d in self.differences.values() if d.interval))
+        head = ("metric", "A", "B", "B-A", "95% CI of B-A" + (f" ({kinds})" if kinds else ""), "p (paired randomisation)")
         rows = [(name, f"{d.a:.4f}", f"{d.b:.4f}", f"{d.diff:+.4f}",
                  "n/a" if d.ci95 is None else f"[{d.ci95[0]:+.4f}, {d.ci95[1]:+.4f}]", f"{d.p_value:.4f}")
                 for name, d in self.differences.items()]
@@ -254,6 +257,7 @@ def compare(a: EvalReport, b: EvalReport, *, n_boot: int = DEFAULT_N_BOOT, n_per
         vb = np.array([b.per_query[q][name] for q in shared])
         diffs[name] = paired_difference(va, vb, n_boot=n_boot, n_perm=n_perm, seed=seed)
     settings = {k: a.settings.get(k) for k in ("labels", "rel_threshold", "no_answer")}
-    settings.update({"kind": "compare", "metrics": names, "queries": queries_fingerprint(shared), "n_boot": n_boot,
+    settings.update({"kind": "compare", "metrics": names, "queries": queries_fingerprint(shared), "interval": MEAN_INTERVAL,
+                     "n_boot": n_boot,
                      "n_perm": n_perm, "seed": seed, "runs": [a.settings.get("run"), b.settings.get("run")]})
     return Comparison(a.settings.get("run", "A"), b.settings.get("run", "B"), diffs, settings)

@@ -44,11 +44,14 @@ class RepeatReport(EvalReport):
 
     def table(self) -> str:
         r = self.repeats
-        lines = [f"{'metric':<16}{'mean':>8}   95% CI (queries and repeats)   between repeats: sd [min, max]"]
+        from relgrade._intervals import REPEATS
+
+        lines = [f"{'metric':<16}{'mean':>8}   95% CI ({REPEATS.name})   between repeats: sd [min, max]"]
+        width = len(f"95% CI ({REPEATS.name})   ")
         for name, est in self.aggregate.items():
             s = r["metrics"][name]
             ci = "" if est.ci95 is None else f"[{est.ci95[0]:.4f}, {est.ci95[1]:.4f}]"
-            lines.append(f"{name:<16}{est.value:>8.4f}   {ci:<31}{s['sd']:.4f} [{s['min']:.4f}, {s['max']:.4f}]")
+            lines.append(f"{name:<16}{est.value:>8.4f}   {ci:<{width}}{s['sd']:.4f} [{s['min']:.4f}, {s['max']:.4f}]")
         st = r["stability"]
         lines.append(f"top-{st['k']} stability (mean pairwise Jaccard over {r['n']} repeats): {st['mean_jaccard']:.4f}; "
                      f"{st['n_unstable']} of {len(st['per_query'])} queries differ between repeats")
@@ -56,7 +59,7 @@ class RepeatReport(EvalReport):
 
 
 def _answered(run: Run, topics: set[str]) -> set[str]:
-    return set(run.query_id.tolist()) & topics
+    return set(run.query_ids()) & topics
 
 
 def check_same_queries(runs: Sequence[Run], topics: Iterable[str]) -> None:

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from relgrade._defaults import DEFAULT_N_BOOT  # one definition (light module), re-exported here
+from relgrade._defaults import DEFAULT_N_BOOT, MAX_N_BOOT, check_limit  # one definition (light module)
 from relgrade._errors import InputError
 
 NO_ANSWER_MODES = ("exclude", "zero")
@@ -52,7 +52,7 @@ def check_n_boot(n_boot: int, option: str = "--n-boot") -> int:
     """Bootstrap resamples: a whole number >= 1 everywhere (turn intervals off with ``ci=False`` instead)."""
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
         raise InputError(f"{option} must be a whole number >= 1 (e.g. {DEFAULT_N_BOOT}), got {n_boot!r}")
-    return n_boot
+    return check_limit(option, n_boot, MAX_N_BOOT, "resamples")
 
 
 def check_rel_threshold(rel_threshold: int) -> int:

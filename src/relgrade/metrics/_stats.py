@@ -1,8 +1,9 @@
 """Intervals for metric means over queries and paired tests between runs.
 
 Every interval is :func:`relgrade.stats.mean_intervals`: mean +- t_{n-1} * s / sqrt(n), with a variance floor
-(one pseudo-observation at the far bound of the range) when the per-query values are all equal, intersected
-with the range ([0, 1] for a metric, [-1, 1] for a difference of two). It replaced the percentile bootstrap,
+(one pseudo-observation at the far bound of the range) when the per-query values are all equal, plus-two for
+0/1 values and Hall's skewness correction for graded ones, intersected with the range ([0, 1] for a metric,
+[-1, 1] for a difference of two). It replaced the percentile bootstrap,
 which had zero width on a constant sample and covered 0/1 metrics near 0 or 1 far below 95% at 10 queries
 (issue 14); coverage is measured in ``tests/stats/test_coverage.py``.
 """
@@ -16,14 +17,17 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Estimate:
-    """A mean over queries with its 95% interval (``ci95`` None when n < 2; see the module docstring)."""
+    """A mean over queries with its 95% interval (``ci95`` None when n < 2; see the module docstring) and the name
+    of the interval's construction (:mod:`relgrade._intervals`: Student t, or plus-two for a 0/1 metric)."""
 
     value: float
     ci95: tuple[float, float] | None
     n: int
+    interval: str | None = None
 
     def to_dict(self) -> dict:
-        return {"value": self.value, "ci95": None if self.ci95 is None else list(self.ci95), "n_queries": self.n}
+        return {"value": self.value, "ci95": None if self.ci95 is None else list(self.ci95), "n_queries": self.n,
+                "interval": self.interval}
 
 
 def bootstrap_means(values: np.ndarray, *, n_boot: int = 1000, rng: np.random.Generator) -> np.ndarray:
@@ -40,7 +44,8 @@ def estimates(values: dict[str, np.ndarray], *, n_boot: int = 1000, seed: int = 
     ``n_boot`` and ``seed`` are accepted for compatibility and unused: the interval is analytic, the same on
     every run; ``n_boot=0`` or ``ci=False`` still turns intervals off.
     """
-    from relgrade.stats import mean_intervals
+    from relgrade._intervals import mean_ci
+    from relgrade.stats import at_bounds, mean_intervals
 
     names = list(values)
     if not names:
@@ -51,7 +56,9 @@ def estimates(values: dict[str, np.ndarray], *, n_boot: int = 1000, seed: int = 
     if not ci or n < 2 or n_boot < 1:
         return {name: Estimate(float(means[j]), None, n) for j, name in enumerate(names)}
     est = mean_intervals(matrix, alpha=alpha, lower=0.0, upper=1.0)
-    return {name: Estimate(float(means[j]), (float(est.lo[j]), float(est.hi[j])), n) for j, name in enumerate(names)}
+    binary = at_bounds(matrix, 0.0, 1.0)
+    return {name: Estimate(float(means[j]), (float(est.lo[j]), float(est.hi[j])), n, mean_ci(bool(binary[j])).name)
+            for j, name in enumerate(names)}
 
 
 @dataclass(frozen=True)
@@ -64,10 +71,11 @@ class Difference:
     ci95: tuple[float, float] | None
     p_value: float
     n: int
+    interval: str | None = None  # the construction's name (relgrade._intervals)
 
     def to_dict(self) -> dict:
         return {"a": self.a, "b": self.b, "diff": self.diff, "ci95": None if self.ci95 is None else list(self.ci95),
-                "p_value": self.p_value, "n_queries": self.n}
+                "interval": self.interval, "p_value": self.p_value, "n_queries": self.n}
 
 
 def paired_difference(a: np.ndarray, b: np.ndarray, *, n_boot: int = 1000, n_perm: int = 10000, seed: int = 0) -> Difference:
@@ -87,12 +95,14 @@ def paired_difference(a: np.ndarray, b: np.ndarray, *, n_boot: int = 1000, n_per
     if n == 0:
         return Difference(float("nan"), float("nan"), float("nan"), None, float("nan"), 0)
     observed = abs(d.mean())
-    ci = None
+    ci = interval = None
     if n >= 2 and n_boot >= 1:
-        from relgrade.stats import mean_intervals
+        from relgrade._intervals import mean_ci
+        from relgrade.stats import at_bounds, mean_intervals
 
         est = mean_intervals(d, lower=-1.0, upper=1.0)
         ci = (float(est.lo[0]), float(est.hi[0]))
+        interval = mean_ci(bool(at_bounds(d, -1.0, 1.0)[0])).name
     if not d.any():
         p = 1.0
     else:
@@ -103,4 +113,4 @@ def paired_difference(a: np.ndarray, b: np.ndarray, *, n_boot: int = 1000, n_per
             signs = rng.integers(0, 2, size=(size, n), dtype=np.int8) * 2 - 1
             extreme += int((np.abs(signs @ d / n) >= observed - 1e-12).sum())
         p = (1 + extreme) / (1 + n_perm)
-    return Difference(float(a.mean()), float(b.mean()), float(d.mean()), ci, float(p), n)
+    return Difference(float(a.mean()), float(b.mean()), float(d.mean()), ci, float(p), n, interval)

@@ -2,8 +2,9 @@
 
 * :mod:`relgrade.stats._bootstrap`: cluster (query) bootstrap multiplicities, resampled sums, the
   leave-one-query-out jackknife, percentile and BCa intervals; randomness only through an explicit ``rng``.
-* :mod:`relgrade.stats._means`: Student-t interval with a pseudo-observation variance floor for a mean
-  of bounded per-query values (never zero width from a lucky sample).
+* :mod:`relgrade.stats._augmented`: the one interval for a mean over queries, with or without a judge
+  (PPI++): pseudo-rows (plus-two, variance floor), Student t, Hall's skewness correction, lam tuned with
+  the small-sample corrections in view; :mod:`relgrade.stats._means` is its human-only face.
 * :mod:`relgrade.stats._repeats`: repeated runs of one configuration: the interval over queries and repeats,
   and the noise allowance between two sets of repeats.
 """
@@ -12,20 +13,24 @@ from relgrade.stats._bootstrap import (
     bca_ci, jackknife_se, leave_one_out, percentile_ci, query_indices, query_weights, resample, resample_means,
     studentized_ci,
 )
-from relgrade.stats._means import MeanIntervals, at_bounds, floored_variance, mean_intervals, t_quantile
+from relgrade.stats._augmented import MEAN_INTERVAL, PPI_INTERVAL, Rectified, rectified_means
+from relgrade.stats._means import MeanIntervals, at_bounds, mean_intervals, t_quantile
 from relgrade.stats._repeats import repeat_interval, repeat_noise
 
 __all__ = [
+    "MEAN_INTERVAL",
     "MeanIntervals",
+    "PPI_INTERVAL",
+    "Rectified",
     "at_bounds",
     "bca_ci",
-    "floored_variance",
     "jackknife_se",
     "leave_one_out",
     "mean_intervals",
     "percentile_ci",
     "query_indices",
     "query_weights",
+    "rectified_means",
     "repeat_interval",
     "repeat_noise",
     "resample",

@@ -17,18 +17,33 @@ and the interval is the ``alpha_q`` percentiles of the replicates.
 
 Studentized (bootstrap-t; Efron & Tibshirani 1993 ch. 12.5, Davison & Hinkley 1997 ch. 5.2) for a statistic of
 per-query sums: each replicate ``b`` gets its own jackknife standard error ``se*_b`` (leave one drawn query
-out, each query counted with its multiplicity), ``t*_b = (theta*_b - theta) / se*_b``, and
+out, each query counted with its multiplicity), ``t*_b = (g(theta*_b) - g(theta)) / se*_b``, and
 
-    [theta - t*_{1-alpha/2} se,  theta - t*_{alpha/2} se]
+    [g^-1(g(theta) - max(t*_{1-alpha/2}, t_{n-1}) se),  g^-1(g(theta) - min(t*_{alpha/2}, -t_{n-1}) se)]
 
-with ``se`` the jackknife standard error of the sample. Measured for Cohen's kappa at 12 queries (1000
-draws): percentile 0.920, BCa 0.918, studentized 0.951 coverage of a 95% interval; at 25 queries 0.931,
-0.937, 0.954. The percentile and BCa intervals are too narrow with few clusters; bootstrap-t is not.
+with ``se`` the jackknife standard error of ``g(theta)`` in the sample, ``t_{n-1}`` the ``1 - alpha/2`` quantile
+of Student's t with ``n - 1`` degrees of freedom (``n`` queries) and ``g`` the scale (:data:`SCALES`): the
+identity, or for a statistic with a finite range ``[lo, hi]`` (Cohen's kappa, Krippendorff's alpha: ``[-1, 1]``)
+Fisher's ``atanh`` of the statistic mapped onto ``[-1, 1]`` (Fisher 1915; Efron & Tibshirani 1993 ch. 12.6), so
+the interval stays inside the range and its two sides follow the skew of a statistic near a bound.
+
+Why the floor at Student's t: with a dozen queries the ``t*`` distribution comes from the queries that were
+drawn; when the population has queries the sample lacks (a few queries where the judge is far better or worse
+than elsewhere) ``t*`` is too short-tailed on one side and bootstrap-t undercovers there. Student's t is what a
+normal population of queries would already need; neither side is allowed below it. Measured on TREC DL 2020 with
+31 synthetic LLM judges (kappa 0.1-0.6, 12 queries drawn with replacement, ``benchmarks/intervals_trec_dl.py
+--kappa-only``), pooled over judges: plain bootstrap-t on the raw scale covered kappa (unweighted, linear,
+quadratic), binary kappa and alpha 0.940-0.945, this construction 0.952-0.954, at mean widths 2-4% larger
+(unweighted kappa 0.287 -> 0.292). BCa, too narrow with few clusters, covered 0.89-0.90 in an exploratory run of
+the same setting.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+SCALES = ("raw", "atanh")
+_EDGE = 1e-12  # replicates at a bound of the range stay finite on the atanh scale
 
 
 def query_indices(n_queries: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
@@ -132,19 +147,43 @@ def jackknife_se(stat, totals: np.ndarray, per_query: np.ndarray, multiplicity: 
     return np.sqrt(np.where(n > 1, var, np.nan))
 
 
+def _on_scale(stat, scale: str, bounds: tuple[float, float]):
+    """``(g o stat, g^-1)`` for :func:`studentized_ci`: the identity, or atanh of the range mapped onto [-1, 1]."""
+    if scale == "raw":
+        return stat, (lambda z: z)
+    lo, hi = bounds
+    half, mid = (hi - lo) / 2.0, (hi + lo) / 2.0
+
+    def g(c):
+        x = (np.asarray(stat(c), dtype=np.float64) - mid) / half
+        return np.arctanh(np.clip(x, -1.0 + _EDGE, 1.0 - _EDGE))
+
+    return g, (lambda z: mid + half * np.tanh(z))
+
+
 def studentized_ci(stat, per_query: np.ndarray, weights: np.ndarray, alpha: float = 0.05,
-                   bounds: tuple[float, float] = (-np.inf, np.inf)) -> tuple[float, float] | None:
+                   bounds: tuple[float, float] = (-np.inf, np.inf), scale: str = "raw") -> tuple[float, float] | None:
     """Bootstrap-t interval (module docstring) of ``stat`` (a function of per-query sums, vectorised over
     leading axes) from per-query arrays ``(Q, ...)`` and bootstrap multiplicities ``(B, Q)``, within ``bounds``.
 
-    None when the statistic or its standard error is undefined on the sample, or fewer than 2 replicates
-    have a finite ``t*``.
+    ``scale="atanh"`` studentizes on Fisher's scale of the finite range ``bounds`` (for kappa and alpha, ``(-1, 1)``);
+    a sample whose estimate sits on a bound falls back to the raw scale. Each side is at least Student's t with
+    ``Q - 1`` degrees of freedom. None when the statistic or its standard error is undefined on the sample, or
+    fewer than 2 replicates have a finite ``t*``.
     """
+    from scipy.stats import t as student_t
+
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
     per_query = np.asarray(per_query, dtype=np.float64)
     q = per_query.shape[0]
     total = per_query.sum(axis=0)
-    theta = float(stat(total))
-    se = float(jackknife_se(stat, total[None], per_query, np.ones((1, q)))[0])
+    raw = float(stat(total))
+    if scale == "atanh" and not (np.isfinite(bounds).all() and bounds[0] < raw < bounds[1]):
+        scale = "raw"
+    g, inverse = _on_scale(stat, scale, bounds)
+    theta = float(g(total))
+    se = float(jackknife_se(g, total[None], per_query, np.ones((1, q)))[0])
     if not (np.isfinite(theta) and np.isfinite(se)):
         return None
     t_stats = []
@@ -152,8 +191,8 @@ def studentized_ci(stat, per_query: np.ndarray, weights: np.ndarray, alpha: floa
     for start in range(0, weights.shape[0], chunk):
         w = weights[start:start + chunk]
         totals = resample(per_query, w)
-        reps = np.asarray(stat(totals), dtype=np.float64)
-        se_b = jackknife_se(stat, totals, per_query, w)
+        reps = np.asarray(g(totals), dtype=np.float64)
+        se_b = jackknife_se(g, totals, per_query, w)
         with np.errstate(invalid="ignore", divide="ignore"):
             t_stats.append((reps - theta) / se_b)
     t = np.concatenate(t_stats)
@@ -163,5 +202,6 @@ def studentized_ci(stat, per_query: np.ndarray, weights: np.ndarray, alpha: floa
     if se == 0:  # every leave-one-out value equal: no spread to scale; the replicates' own spread decides
         return percentile_ci(stat(resample(per_query, weights)), alpha)
     t_hi, t_lo = np.percentile(t, [100 * (1 - alpha / 2), 100 * alpha / 2])
-    lo, hi = theta - t_hi * se, theta - t_lo * se
+    floor = float(student_t.ppf(1 - alpha / 2, q - 1))
+    lo, hi = inverse(theta - max(t_hi, floor) * se), inverse(theta - min(t_lo, -floor) * se)
     return float(np.clip(lo, *bounds)), float(np.clip(hi, *bounds))

@@ -1,0 +1,242 @@
+"""Does the judge pay for itself? PPI++ against human labels alone on TREC DL 2020, with LLM-like judges.
+
+Data: ../shared/data/trec-dl-2020-passage/qrels.txt (54 queries, NIST grades 0-3); NIST grades are the human
+labels, relevant = grade >= 2 (every query has such a document, so ``--no-answer`` does not matter here).
+Systems: ``benchmarks/_llm_judges.systems`` ranks each query's judged pool by ``grade + sigma * noise`` whose
+noise shares the judges' surface-match latent (sigma 1, 2, 4, 8: nDCG@10 from about 0.8 down to 0.25).
+Judges: ``benchmarks/_llm_judges.llm_judge`` (lenient on 1, strict on 3, per-query bias and noise scale,
+errors shared with the systems) tuned to Cohen's kappa 0.1 / 0.3 / 0.6 against NIST, ``--judges`` redraws
+each; ``--judge-qrels FILE`` adds any judge's grades (e.g. a real LLM's); ``--local CACHE`` adds the embedded
+local judge (``local/gemma3-270m``) on every system's top 10 (its grades are cached in CACHE, a qrels file
+outside the repository, and its store CACHE.sqlite resumes an interrupted run; about 2,000 pairs, half an hour
+on two cores; pairs beyond the top 10 count as not relevant to it, so its MRR is MRR@10).
+
+Each draw takes n labeled queries *with replacement* from the 54 and 54 - n unlabeled ones, also with
+replacement, so the truth is the mean over the 54 queries under NIST labels. Printed per metric, n and judge,
+pooled over systems, judge redraws and draws: coverage of the 95% PPI++ and human-only intervals
+(:mod:`relgrade.stats._augmented`), the mean width ratio PPI / human-only (widths before clipping to [0, 1],
+the definition ``estimate`` reports; by construction never above 1), the same ratio of the clipped widths
+``estimate`` prints, and the oracle bound ``sqrt(1 - r^2)`` with ``r`` the correlation over all 54 queries
+between the judge's prediction and the human metric (what a judge used perfectly could give, n << N).
+
+Then, through ``relgrade.hybrid.rank_systems`` at 10 labeled queries: how many pairs' PPI differences contradict
+the PPI ranking (one joint ``lam``: none), the mean width ratio of its intervals, and Kendall's tau of the PPI
+and human-only rankings with the ranking under all NIST labels.
+
+The first table uses the hard prediction (the metric on the judge's grades). A last table compares the prediction
+kinds of ``relgrade.hybrid.predict`` (``PREDICTIONS``: hard, soft, soft with two judges of the same kappa) at
+``--pred-n`` labeled queries drawn without replacement (the soft prediction is cross-fitted on each draw's
+labeled queries): PPI coverage, width ratio, and ``r`` with its bound.
+
+    python benchmarks/ppi_trec_dl.py [--draws 2000] [--judges 2] [--n 5 10 15 30] [--pred-draws 100] [--judge-qrels FILE]
+
+Exits 2 with one line when the data directory is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _llm_judges import llm_judge, surface, systems  # noqa: E402 - benchmarks/ is the script folder
+from _trec_dl import DATA  # noqa: E402
+
+METRICS = ("recall@5", "mrr", "ndcg@10")
+SIGMAS = (1.0, 2.0, 4.0, 8.0)
+
+
+def hard(labels, run, metric, topics, rel_threshold):
+    """The judge's prediction of each query's metric from its grades alone (``relgrade.hybrid.predict``, hard)."""
+    from relgrade.hybrid import per_query_values
+    from relgrade.io import Qrels
+
+    return per_query_values(Qrels(labels), run, [metric], topics, rel_threshold=rel_threshold)[:, 0]
+
+
+# the prediction kinds of the second table: name -> (relgrade.hybrid.predict's prediction, how many judges)
+PREDICTIONS = {"hard": ("hard", 1), "soft": ("soft", 1), "soft, 2 judges": ("soft", 2)}
+
+
+def prediction_table(nist, topics, runs, H, juries, metrics, *, n: int, draws: int, thr: int, rng) -> None:
+    """Coverage, width ratio, r and bound per prediction kind at n labeled queries (drawn without replacement:
+    the soft prediction is fitted on each draw's labeled queries, so each draw costs a fit)."""
+    from relgrade.hybrid import JudgeSet, human_only_means, ppi_means, predict
+    from relgrade.io import Qrels
+
+    position = {q: i for i, q in enumerate(topics)}
+    print(f"\npredictions at {n} labeled queries (without replacement), {draws} draws x {len(runs)} systems: PPI "
+          "coverage, width ratio before clipping, r over the 54 queries (labeled ones out of fold), sqrt(1 - r^2)")
+    print(f"{'judge':<12}{'prediction':<16}" + "".join(f"{m.name:>30}" for m in metrics))
+    for name, jury in juries.items():
+        sets = [JudgeSet(f"{name} #{i + 1}", Qrels(j.grades), j.grades,
+                         {q: {d: float(np.dot(np.arange(len(p)), p)) for d, p in docs.items()} for q, docs in j.dists.items()})
+                for i, j in enumerate(jury)]
+        cols = {kind: {"Y": [], "P": [], "U": [], "truth": [], "r": []} for kind in PREDICTIONS}
+        for draw in range(draws):
+            labeled = [topics[i] for i in rng.choice(len(topics), n, replace=False)]
+            human = {q: nist[q] for q in labeled}
+            for kind, (how, k) in PREDICTIONS.items():
+                if k > len(sets):
+                    continue
+                pred = predict(runs, human, sets[:k], metrics, rel_threshold=thr, prediction=how, seed=draw)
+                order = [position[q] for q in pred.queries]
+                for s in range(len(runs)):
+                    y = np.column_stack([H[m.name][:, s] for m in metrics])[order]
+                    c = cols[kind]
+                    c["Y"].append(y[:n]), c["P"].append(pred.values[s][:n]), c["U"].append(pred.values[s][n:])
+                    c["truth"].append(y.mean(axis=0))
+                    c["r"].append([np.corrcoef(y[:, j], pred.values[s][:, j])[0, 1] if np.ptp(pred.values[s][:, j])
+                                   else 0.0 for j in range(len(metrics))])
+        for kind, c in cols.items():
+            if not c["Y"]:
+                continue
+            Y, P, U = (np.hstack(c[key]) for key in ("Y", "P", "U"))
+            ppi, human_only = ppi_means(Y, P, U), human_only_means(Y)
+            reps = len(c["r"])
+            truth = np.concatenate(c["truth"])
+            cover = ((ppi.lo <= truth) & (truth <= ppi.hi)).reshape(reps, len(metrics)).mean(axis=0)
+            ratio = (ppi.half / human_only.half).reshape(reps, len(metrics)).mean(axis=0)
+            r = np.nanmean(np.array(c["r"]), axis=0)
+            print(f"{name:<12}{kind:<16}" + "".join(f"{cover[j]:>9.3f}{ratio[j]:>7.3f}{r[j]:>7.2f}"
+                                                    f"{np.sqrt(1 - r[j] ** 2):>7.3f}" for j in range(len(metrics))),
+                  flush=True)
+
+
+def local_grades(cache: Path, data: Path, runs, depth: int) -> dict[str, dict[str, int]]:
+    """The local judge's grades of every run's top ``depth`` pairs, judged once and cached in ``cache`` (qrels)."""
+    if not cache.is_file():
+        import json
+
+        from relgrade.judge import DEFAULT_MODEL, judge_pairs
+        from relgrade.judge._pool import Pair
+
+        rows = {(str(r["qid"]), str(r["pid"])): r for r in map(json.loads, open(data / "pairs.jsonl", encoding="utf-8"))}
+        wanted = sorted({(q, d) for run in runs for q, docs in run.ranked().items() for d in docs[:depth]})
+        pairs = [Pair(q, d, rows[(q, d)]["query"], rows[(q, d)]["passage"]) for q, d in wanted]
+        t0 = time.perf_counter()
+        result = judge_pairs(pairs, model=DEFAULT_MODEL, store=cache.with_suffix(".sqlite"), handle_sigint=False)
+        print(f"local judge: {len(pairs)} pairs in {time.perf_counter() - t0:.0f} s")
+        cache.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in result.qrels().items() for d, g in docs.items()))
+    from relgrade.io import read_qrels
+
+    return read_qrels(cache).to_dict()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--draws", type=int, default=2000)
+    ap.add_argument("--judges", type=int, default=2, help="redraws of each synthetic judge")
+    ap.add_argument("--kappa", type=float, nargs="+", default=[0.1, 0.3, 0.6])
+    ap.add_argument("--n", type=int, nargs="+", default=[5, 10, 15, 30])
+    ap.add_argument("--judge-qrels", action="append", default=[], help="a judge's grades (qrels or judge details)")
+    ap.add_argument("--local", type=Path, default=None, metavar="CACHE",
+                    help="the local judge on every system's top 10, grades cached in CACHE (qrels)")
+    ap.add_argument("--pred-n", type=int, default=10, help="labeled queries of the prediction table")
+    ap.add_argument("--pred-draws", type=int, default=100, help="draws of the prediction table (0: skip it)")
+    ap.add_argument("--rel-threshold", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    if not (args.data / "qrels.txt").is_file():
+        print(f"ppi_trec_dl: error: {args.data}/qrels.txt not found; pass --data DIR "
+              "(benchmarks/fetch_trec_dl_2020.py writes it)", file=sys.stderr)
+        return 2
+
+    from relgrade.hybrid import human_only_means, per_query_values, ppi_means, rank_systems
+    from relgrade.io import Qrels, Run, read_qrels
+    from relgrade.metrics import parse_metric
+
+    t0 = time.perf_counter()
+    nist = read_qrels(args.data / "qrels.txt").to_dict()
+    topics = sorted(nist)
+    Q = len(topics)
+    surf = surface(nist, np.random.default_rng(args.seed + 100))
+    runs = [Run.from_dict(r, name=f"sigma {s:g}") for s, r in zip(SIGMAS, systems(nist, SIGMAS, surf=surf,
+                                                                                   seed=args.seed))]
+    metrics = [parse_metric(m) for m in METRICS]
+    thr = args.rel_threshold
+    H = {m.name: np.column_stack([per_query_values(Qrels(nist), r, [m], topics, rel_threshold=thr)[:, 0]
+                                  for r in runs]) for m in metrics}
+    judges, juries = {}, {}
+    for k in args.kappa:
+        draws = [llm_judge(nist, k, surf=surf, seed=args.seed + 10 * j) for j in range(args.judges)]
+        judges[f"kappa {k:g}"] = [d.grades for d in draws]
+        juries[f"kappa {k:g}"] = draws
+    for path in args.judge_qrels:
+        from relgrade.hybrid import read_judge_labels
+
+        labels = {}
+        for lab in read_judge_labels(path).labels:
+            labels.setdefault(lab.query_id, {})[lab.doc_id] = lab.grade
+        judges[Path(path).name] = [labels]
+    if args.local is not None:
+        judges["local judge"] = [local_grades(args.local, args.data, runs, depth=10)]
+    print(f"TREC DL 2020 passage: {Q} queries, {sum(map(len, nist.values()))} NIST labels; relevant = grade >= {thr}; "
+          f"{len(runs)} systems; {args.draws} draws of n labeled + {Q} - n unlabeled queries with replacement per "
+          f"system and judge; prediction: hard (the metric on the judge's grades)")
+    for m in metrics:
+        print(f"  {m.name}: " + ", ".join(f"{r.name} {H[m.name][:, i].mean():.3f}" for i, r in enumerate(runs)))
+    print(f"\n{'metric':<10}{'n':>4}  {'judge':<12}{'PPI cov':>8}{'human cov':>10}{'width':>7}{'clipped':>8}"
+          f"{'oracle':>8}")
+    rng = np.random.default_rng(args.seed)
+    for m in metrics:
+        J = {name: [np.column_stack([hard(labels, r, m, topics, thr) for r in runs]) for labels in redraws]
+             for name, redraws in judges.items()}
+        for n in args.n:
+            for name, preds in J.items():
+                hits_p = hits_h = total = 0
+                ratio, clipped, oracle = [], [], []
+                for P in preds:
+                    for s in range(len(runs)):
+                        y, yh = H[m.name][:, s], P[:, s]
+                        truth = y.mean()
+                        r = np.corrcoef(y, yh)[0, 1] if np.ptp(yh) > 0 and np.ptp(y) > 0 else 0.0
+                        oracle.append(np.sqrt(1 - r * r))
+                        lab, unl = rng.integers(0, Q, (n, args.draws)), rng.integers(0, Q, (Q - n, args.draws))
+                        ppi, human = ppi_means(y[lab], yh[lab], yh[unl]), human_only_means(y[lab])
+                        hits_p += int(((ppi.lo <= truth) & (truth <= ppi.hi)).sum())
+                        hits_h += int(((human.lo <= truth) & (truth <= human.hi)).sum())
+                        total += args.draws
+                        ratio.append(np.mean(ppi.half / human.half))
+                        clipped.append(np.mean(ppi.width) / np.mean(human.width))
+                print(f"{m.name:<10}{n:>4}  {name:<12}{hits_p / total:>8.3f}{hits_h / total:>10.3f}{np.mean(ratio):>7.3f}"
+                      f"{np.mean(clipped):>8.3f}{np.mean(oracle):>8.3f}", flush=True)
+
+    # rankings through the public API: pairs never contradict the PPI ranking (one joint lam); Kendall tau of the
+    # PPI and the human-only rankings with the ranking under all NIST labels
+    from scipy.stats import kendalltau
+
+    full = H["ndcg@10"].mean(axis=0)
+    print("\nrank-systems, 10 labeled queries (without replacement), nDCG@10, 100 draws per judge: pairs whose PPI "
+          "difference contradicts the PPI ranking; mean width ratio of the means and pairs; Kendall tau with the "
+          "all-NIST ranking")
+    for name, redraws in judges.items():
+        bad = pairs = 0
+        widths, tau_ppi, tau_human = [], [], []
+        for d in range(100):
+            lab = sorted(rng.choice(Q, 10, replace=False))
+            rep = rank_systems(runs, {topics[i]: nist[topics[i]] for i in lab}, redraws[d % len(redraws)],
+                               "ndcg@10", rel_threshold=thr, no_answer="zero", n_boot=20, n_perm=0,
+                               prediction="hard")
+            order = {s: i for i, s in enumerate(rep.rankings["ppi"])}
+            for p in rep.pairs:
+                diff = p.by_source["ppi"].diff
+                pairs += 1
+                bad += abs(diff) > 1e-12 and (diff > 0) != (order[p.b] < order[p.a])
+            widths.append(rep.settings["width_ratio"])
+            for source, taus in (("ppi", tau_ppi), ("human", tau_human)):
+                taus.append(kendalltau([rep.values[source][r.name] for r in runs], full).statistic)
+        print(f"  {name:<12} contradicting pairs {bad}/{pairs}, width ratio {np.mean(widths):.3f}, tau PPI "
+              f"{np.nanmean(tau_ppi):.3f}, human-only {np.nanmean(tau_human):.3f}")
+    if args.pred_draws:
+        prediction_table(nist, topics, runs, H, juries, metrics, n=args.pred_n, draws=args.pred_draws, thr=thr, rng=rng)
+    print(f"\n({time.perf_counter() - t0:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,181 @@
+"""The judge's calibration verdict, carried with the labels it graded (issue 25).
+
+``relgrade calibrate --json CAL.json`` says how far a judge agrees with humans (Cohen's κ with its CI, a
+Landis & Koch band, what to do). Without this module the verdict stayed in CAL.json: a hybrid label set
+built from a "do not use" judge, and every metric and gate on it, said nothing. Now:
+
+* ``hybrid --mapping CAL.json`` and ``estimate --mapping CAL.json`` record a :class:`JudgeVerdict` (κ, CI,
+  band, verdict text, mapping) with the labels (``OUT.calibration.json`` beside a hybrid set; a ``"judge"``
+  block in an estimate report), as :func:`judge_block` ``{"labels": n judge labels, "calibration": ...}``;
+* ``evaluate``, ``compare``, ``estimate``, ``rank-systems`` and ``gate`` print :func:`describe` when their
+  labels hold judge grades: the verdict, or ``judge not calibrated`` when none was recorded;
+* ``gate`` fails a decision that rests on judge labels the verdict says not to use (:meth:`JudgeVerdict.blocks`)
+  unless told ``--accept-judge``.
+
+The bands and their actions are defined here, once (:data:`ACTIONS`); ``relgrade.calibration`` computes the
+band from κ. This module imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from relgrade._errors import InputError
+from relgrade._words import plural
+
+# Landis & Koch (1977), "The measurement of observer agreement for categorical data", Biometrics 33:159-174.
+ACTIONS = {
+    "poor": "do not use judge labels",
+    "slight": "do not use judge labels",
+    "fair": "do not use judge labels alone",
+    "moderate": "use judge labels only together with human labels (hybrid / prediction-powered estimates)",
+    "substantial": "judge labels can rank systems; keep auditing a human sample",
+    "almost perfect": "judge labels can stand in for human labels; keep a periodic human audit",
+}
+DO_NOT_USE = ("undefined", "poor", "slight")
+"""Bands whose verdict is "do not use judge labels" (undefined: κ could not be computed)."""
+NOT_ALONE = ("fair",)
+"""Bands whose verdict is "do not use judge labels alone": fine beside human labels (PPI), not as the only labels."""
+CALIBRATE_HINT = "run 'relgrade calibrate --judge DETAILS --human LABELS --json CAL.json' and pass --mapping CAL.json"
+
+
+@dataclass(frozen=True)
+class JudgeVerdict:
+    """What ``relgrade calibrate`` said about a judge, as it travels with that judge's labels."""
+
+    model: str | None
+    band: str
+    kappa: float | None
+    ci95: tuple[float, float] | None
+    text: str
+    mapping_adopted: bool | None = None
+    n_pairs: int | None = None
+    n_queries: int | None = None
+    source: str | None = None
+
+    @classmethod
+    def from_calibration(cls, data: Any, *, source: str | None = None, model: str | None = None) -> "JudgeVerdict | None":
+        """The verdict of a ``relgrade calibrate --json`` dict (None for a plain mapping file without one).
+
+        ``model``: the judge whose labels it will travel with; a calibration of another model is refused."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("verdict"), Mapping):
+            return None
+        calibrated = data.get("model")
+        if model and calibrated and model != calibrated:
+            raise InputError(f"this calibration is of the judge {calibrated}, the judge labels are of {model}: "
+                             f"calibrate this judge ({CALIBRATE_HINT})", path=source)
+        v, kappa = data["verdict"], data.get("kappa") or {}
+        ci = v.get("ci95")
+        mapping = data.get("mapping")
+        return cls(calibrated or model, str(v.get("band", "undefined")), v.get("value"),
+                   None if not ci else (float(ci[0]), float(ci[1])), str(v.get("text", "")),
+                   mapping.get("adopted") if isinstance(mapping, Mapping) else None,
+                   data.get("n_pairs", kappa.get("n")), data.get("n_queries"), source)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "JudgeVerdict":
+        ci = data.get("ci95")
+        return cls(data.get("model"), str(data.get("band", "undefined")), data.get("kappa"),
+                   None if not ci else (float(ci[0]), float(ci[1])), str(data.get("text", "")),
+                   data.get("mapping_adopted"), data.get("n_pairs"), data.get("n_queries"), data.get("source"))
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["ci95"] = None if self.ci95 is None else list(self.ci95)
+        out["do_not_use"] = self.band in DO_NOT_USE
+        return out
+
+    def line(self) -> str:
+        """``judge openai/gpt-4o-mini: slight (κ 0.02, 95% ... CI -0.10–0.14): do not use judge labels``."""
+        where = f" (calibrated in {self.source})" if self.source else ""
+        return f"judge {self.model or '(model not recorded)'}: {self.text}{where}"
+
+    def blocks(self, kind: str) -> str | None:
+        """Why a gate must not pass on these judge labels (None when it may): a "do not use" verdict always; a
+        "not alone" one (fair) when the report's labels are the judge's alone on most queries (``evaluate`` on
+        a hybrid set), not for a PPI++ estimate, which corrects the judge with the human labels."""
+        kappa = "" if self.kappa is None else f"κ {self.kappa:.2f}, "
+        if self.band in DO_NOT_USE:
+            return f"its calibration says {self.band} ({kappa}do not use judge labels)"
+        if self.band in NOT_ALONE and kind != "estimate":
+            return (f"its calibration says {self.band} ({kappa}do not use judge labels alone); gate on "
+                    "'relgrade estimate' (PPI++ with the human labels)")
+        return None
+
+
+def judge_block(n_judge: int, verdict: "JudgeVerdict | None") -> dict[str, Any] | None:
+    """The ``"judge"`` entry a report or label set records: how many labels are judge grades, and the verdict."""
+    if not n_judge:
+        return None
+    return {"labels": int(n_judge), "calibration": None if verdict is None else verdict.to_dict()}
+
+
+def report_judge(data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``"judge"`` block of a report dict; an ``estimate`` report without one (written before issue 25, or by
+    the library without ``calibration``) still rests on judge labels: not calibrated, count unknown."""
+    block = data.get("judge")
+    if isinstance(block, Mapping):
+        return dict(block) if block.get("labels") else None
+    settings = data.get("settings")
+    if block is None and isinstance(settings, Mapping) and (settings.get("kind") == "estimate" or settings.get("paired")):
+        return {"labels": None, "calibration": None}
+    return None
+
+
+def _labels(block: Mapping[str, Any], one: str, many: str) -> str:
+    n = block.get("labels")
+    return plural(int(n), one, many) if isinstance(n, int) else f"its {many.split(' ', 1)[0]}"
+
+
+def describe(block: Mapping[str, Any] | None) -> str | None:
+    """The line to print for a ``"judge"`` block (None when the labels hold no judge grade)."""
+    if not block or block.get("labels") == 0:
+        return None
+    cal = block.get("calibration")
+    if not cal:
+        n = block.get("labels")
+        what = (plural(int(n), "label is a judge grade", "labels are judge grades") if isinstance(n, int)
+                else "the labels include judge grades")
+        return f"judge not calibrated: {what} and no calibration is recorded with them; {CALIBRATE_HINT}"
+    return JudgeVerdict.from_dict(cal).line()
+
+
+def gate_judge(reports: "list[tuple[Mapping[str, Any], str]]", *, accept: bool) -> tuple[list[str], list[str], dict]:
+    """What the gate says about the judge behind ``[(report dict, name), ...]``: ``(lines to print, reasons to fail,
+    the record for the gate's JSON)``. A report whose judge labels the verdict says not to use
+    (:meth:`JudgeVerdict.blocks`) fails the gate, unless ``accept`` (``--accept-judge``), which is recorded."""
+    lines: list[str] = []
+    reasons: list[str] = []
+    seen: dict[str, str] = {}
+    record: dict[str, Any] = {"accept_judge": bool(accept), "reports": {}}
+    for data, name in reports:
+        block = report_judge(data)
+        record["reports"][name] = block
+        if block is None:
+            continue
+        line = describe(block)
+        key = repr(sorted(block.items()))
+        if key in seen:  # both reports rest on the same judge labels: said once
+            continue
+        seen[key] = name
+        lines.append(f"{name}: {line}")
+        cal = block.get("calibration")
+        settings = data.get("settings") or {}
+        # a paired compare report (compare --human --judge) is PPI++ like an estimate: the humans correct the judge
+        kind = "estimate" if settings.get("paired") else settings.get("kind", "evaluate")
+        why = JudgeVerdict.from_dict(cal).blocks(kind) if cal else None
+        if why is None:
+            continue
+        model = cal.get("model") or "a judge"
+        if accept:
+            lines.append(f"{name}: judge labels accepted with --accept-judge although {why}")
+        else:
+            reasons.append(f"judge: {name} rests on {_labels(block, 'judge label', 'judge labels')} of {model} and "
+                           f"{why}; pass --accept-judge to gate on them anyway (recorded in the gate's JSON)")
+    return lines, reasons, record
+
+
+__all__ = ["ACTIONS", "CALIBRATE_HINT", "DO_NOT_USE", "JudgeVerdict", "NOT_ALONE", "describe", "gate_judge",
+           "judge_block", "report_judge"]

@@ -1,0 +1,33 @@
+"""The query-bootstrap helpers calibration shares: BCa/percentile aggregation, jackknife weights, per-pair replicates."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from relgrade.calibration._results import Agreement
+
+
+def bca_agreement(value: float, reps: np.ndarray | None, n: int, jack: np.ndarray | None = None) -> Agreement:
+    """The statistic with its BCa interval (percentile when no jackknife is given)."""
+    from relgrade.stats import bca_ci, percentile_ci
+
+    if reps is None:
+        ci = None
+    elif jack is None:
+        ci = percentile_ci(reps)
+    else:
+        ci = bca_ci(float(value), reps, jack)
+    return Agreement(float(value), ci, n)
+
+
+def jackknife_weights(n_queries: int) -> np.ndarray:
+    """Leave-one-query-out multiplicities ``(Q, Q)``: ``1 - I`` (row i drops query i)."""
+    return np.ones((n_queries, n_queries)) - np.eye(n_queries)
+
+
+def pair_stat(fn, weights_q: np.ndarray, group: np.ndarray, chunk: int = 100) -> np.ndarray:
+    """Apply a weighted per-pair statistic over bootstrap replicates, in chunks to bound memory."""
+    out = []
+    for start in range(0, weights_q.shape[0], chunk):
+        out.append(fn(weights_q[start:start + chunk][:, group]))
+    return np.concatenate(out) if out else np.empty(0)

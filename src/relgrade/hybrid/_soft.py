@@ -1,0 +1,118 @@
+"""The soft prediction's machinery (see :mod:`relgrade.hybrid._predict`): pools, features, cross-fitted fits,
+expected metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+import numpy as np
+
+from relgrade.calibration._crossfit import query_folds
+from relgrade.calibration._grade_model import PRIOR_SD, fit_grade_model
+from relgrade.io import Qrels, Run
+from relgrade.io._labels import DEFAULT_SCALE
+from relgrade.metrics import Metric, join
+from relgrade.hybrid._expect import expected_answerable, expected_values
+
+MODEL = (f"multinomial logistic regression of the human grade on each judge's grade (one-hot, with a 'not graded' "
+         f"column) and expected grade (residual from the grade, standardised), normal prior sd {PRIOR_SD:g} "
+         "(relgrade.calibration._grade_model)")
+EXPECTATION = ("each metric's expectation under the pair probabilities: recall@k, precision@k, mrr and the answerability "
+               "with pairs independent given the judges (exact); nDCG and frac_recall with a query's pairs comonotone "
+               "(one shared uniform; relgrade.hybrid._expect)")
+
+
+def soft_values(runs: Sequence[Run], human: Qrels, sets, metrics: Sequence[Metric], labeled: Sequence[str],
+                unlabeled: Sequence[str], rel_threshold: int, n_folds: int, seed: int):
+    """``(values (runs x queries x metrics), answerability (queries), description)``: cross-fitted soft predictions."""
+    population = tuple(labeled) + tuple(unlabeled)
+    docs, orders = pools(runs, sets, population)
+    X, columns = features(sets, population, docs)
+    offsets = np.concatenate([[0], np.cumsum([len(d) for d in docs])])
+    classes = human_classes(human, sets)
+    folds = query_folds(labeled, n_folds, seed)
+    fold_of = {q: f for f, fold in enumerate(folds) for q in fold}
+    models = []
+    for f in range(len(folds)):
+        train = [t for t, q in enumerate(labeled) if fold_of[q] != f]
+        rows = np.concatenate([np.arange(offsets[t], offsets[t + 1]) for t in train]).astype(np.int64)
+        grades = [human.labels.get(labeled[t], {}).get(d, 0) for t in train for d in docs[t]]
+        models.append(fit_grade_model(X[rows], grades, classes))
+    values = np.zeros((len(runs), len(population), len(metrics)))
+    ans = np.zeros(len(population))
+    for t, q in enumerate(population):
+        rows = X[offsets[t]:offsets[t + 1]]
+        use = [models[fold_of[q]]] if q in fold_of else models
+        P = np.stack([m.predict_proba(rows) for m in use])
+        values[:, t], ans[t] = expectations(P, [o[t] for o in orders], classes, metrics, rel_threshold)
+    graded = {(q, d) for js in sets for q, ds in js.raw.items() for d in ds}
+    unjudged = sum(1 for t, q in enumerate(population) for o in orders for i in o[t] if (q, docs[t][i]) not in graded)
+    desc = {"folds": len(folds), "seed": seed, "model": MODEL, "features": columns, "classes": list(classes),
+            "expectation": EXPECTATION, "training_pairs": int(offsets[len(labeled)]),
+            "retrieved_pairs_no_judge_graded": unjudged}
+    return values, ans, desc
+
+
+def pools(runs: Sequence[Run], sets, topics: Sequence[str]) -> tuple[list[list[str]], list[list[np.ndarray]]]:
+    """Per topic, the pool's doc ids (every run's retrieved documents, then judged ones no run retrieved) and,
+    per run, the pool index of each retrieved document in trec_eval order."""
+    ranked = [join(Qrels({}), run, topics=topics) for run in runs]
+    docs: list[list[str]] = []
+    orders: list[list[np.ndarray]] = [[] for _ in runs]
+    for t, q in enumerate(topics):
+        index: dict[str, int] = {}
+        for r, rk in enumerate(ranked):
+            top = rk.top(t, int(rk.counts[t]))
+            orders[r].append(np.array([index.setdefault(d, len(index)) for d in top], dtype=np.int64))
+        for js in sets:
+            for d in js.raw.get(q, ()):
+                index.setdefault(d, len(index))
+        docs.append(list(index))
+    return docs, orders
+
+
+def features(sets, topics: Sequence[str], docs: Sequence[Sequence[str]]) -> tuple[np.ndarray, list[str]]:
+    """(pairs x features) for every pool pair, topic by topic, and the features' names (module docstring of
+    :mod:`relgrade.hybrid._predict`); columns that are 0 on every pair are dropped."""
+    pairs = [(q, d) for q, ds in zip(topics, docs) for d in ds]
+    blocks, names = [], []
+    for js in sets:
+        grades = sorted({g for ds in js.raw.values() for g in ds.values()})
+        col = {g: i for i, g in enumerate(grades)}
+        onehot = np.zeros((len(pairs), len(grades) + 1))
+        resid = np.full(len(pairs), np.nan)
+        for r, (q, d) in enumerate(pairs):
+            g = js.raw.get(q, {}).get(d)
+            onehot[r, len(grades) if g is None else col[g]] = 1.0
+            e = None if g is None else js.expected.get(q, {}).get(d)
+            if e is not None:
+                resid[r] = e - g
+        blocks.append(onehot)
+        names += [f"{js.name} grade {g}" for g in grades] + [f"{js.name} did not grade"]
+        seen = ~np.isnan(resid)
+        if seen.any():
+            sd = resid[seen].std()
+            blocks.append(np.where(seen, (resid - resid[seen].mean()) / (sd if sd > 0 else 1.0), 0.0)[:, None])
+            names.append(f"{js.name} expected grade - grade")
+    X = np.hstack(blocks) if pairs else np.zeros((0, len(names)))
+    keep = X.any(axis=0) if len(X) else np.zeros(len(names), bool)
+    return X[:, keep], [n for n, k in zip(names, keep) if k]
+
+
+def human_classes(human: Qrels, sets) -> tuple[int, ...]:
+    """The human grades the model gives probabilities to: 0/1 when the humans and the judges grade 0/1 (a binary
+    judge beside binarized humans), else the default scale with every grade the humans used."""
+    used = {g for ds in human.labels.values() for g in ds.values()}
+    judged = {g for js in sets for ds in js.raw.values() for g in ds.values()}
+    if used | judged <= {0, 1}:
+        return (0, 1)
+    return tuple(sorted(set(DEFAULT_SCALE) | used | {0}))
+
+
+def expectations(P: np.ndarray, orders: Sequence[np.ndarray], classes: Sequence[int], metrics: Sequence[Metric],
+                 rel_threshold: int) -> tuple[np.ndarray, float]:
+    """((runs x metrics) values, answerability) of one query from its pool's grade distributions ``P`` (S, n, C),
+    averaged over the S models."""
+    cls = np.asarray(classes, dtype=np.float64)
+    gains, relevant = np.maximum(cls, 0.0), cls >= rel_threshold
+    values = np.stack([expected_values(P, order, gains, relevant, metrics).mean(axis=0) for order in orders])
+    return values, float(expected_answerable(P, relevant).mean())

@@ -1,0 +1,352 @@
+"""One interval for a mean over queries, with or without a judge (PPI++), that holds at 5-30 labeled queries.
+
+``Y`` (n x m) holds per-query values in ``[lower, upper]`` on the n labeled queries (a column per metric or
+per replicate); a judge, when there is one, predicts them: ``Yhat`` (n x m) on the same queries and ``Yu``
+(N x m) on N other queries. For ``lam`` in [0, 1] the estimate is ppi-python's
+``ppi_mean_pointestimate(Y, Yhat, Yu, lam=lam)`` (Angelopoulos, Duchi & Zrnic 2023, PPI++):
+
+    theta(lam) = mean(Y) + lam * (mean(Yu) - mean(Yhat))
+
+``lam = 0`` is the mean of the human values alone, and the interval at ``lam = 0`` *is* the human-only
+interval (``evaluate``, ``compare``, ``estimate``'s human column): one construction, not two.
+
+**Augmented sample.** The labeled rows get pseudo-rows, each with a human value and a judge value:
+
+* a 0/1 column (every human value at ``lower`` or ``upper``: hit rate, recall with one relevant document) gets
+  half a pseudo-query in each of the four (human, judge) cells ``{lower, upper}^2``: for the human values
+  that is plus-two (one pseudo-observation at each bound, Agresti & Coull 1998), at ``lam = 1`` it is the
+  adjustment of Agresti & Min (2005) for paired proportions. These rows count in the centre and variance;
+* a constant graded column (ten queries at nDCG 1 by luck) gets one row at the bound farther from the mean
+  with the *neutral* judge value ``mean(Yhat)``: a variance floor, not counted in the centre. Its covariance
+  with the judge is 0, so ``lam = 0`` there: constant human values carry no information on the judge's errors.
+
+**Variance.** (Constant unlabeled judge values get the same one-pseudo-observation floor as constant human
+values, so no variance is ever 0.) With ``S`` the central (co)moment sums of the augmented rows (weights as above), ``nv`` their
+count, ``d = mean(Yu) - mean_c(Yhat)`` (``mean_c``: over the rows of the centre) and ``e`` the share of the
+fitted slope ``lam_ols = S_yh / S_hh`` that ``lam`` uses (``min(1, lam / lam_ols)``; 0 at ``lam = 0``):
+
+    V(lam) = lam^2 s^2(Yu) / N  +  (S_yy - 2 lam S_yh + lam^2 S_hh) / ((nv - 1 - e) n)  +  e^2 s_e^2 d^2 / S_hh
+
+The middle term is the rectifier's variance with one degree of freedom given up for the slope as far as it is
+used; the last is the regression estimator's term for the slope's own error times the judge's mean shift
+(Cochran 1977, 7.25), ``s_e^2 = (S_yy - S_yh^2 / S_hh) / (nv - 2)``. At ``lam = 0`` both corrections vanish.
+The quantile is Student's t with ``n - 1 - e`` degrees of freedom.
+
+**lam** minimises the half-width ``t_{n-1-e} sqrt(V(lam))`` over ``[0, min(1, lam_ols)]`` (a grid in ``e``):
+tuned with the small-sample corrections in view, so it is never wider than the human-only interval. Without
+them the tuned ``lam`` undercovers at 5-15 labeled queries: a sample that happens to show little disagreement
+both raises ``lam`` and hides the disagreement (the four-cell pseudo-rows of a 0/1 metric guard against the
+same: a lenient judge's exact coverage fell to 0.936 with neutral pseudo-rows at 15 labeled queries).
+
+**Skewness.** Misses of the t interval are lopsided for skewed metrics (nDCG@10 near 0.8: above the truth
+three times as often as below). Graded columns (not the pseudo-row ones) get Hall's (1992) transformation of
+the studentized statistic, ``g(T) = T + a T^2 + a^2 T^3 / 3 + b`` with ``a = s / 3``, ``b = s / 6`` and ``s``
+the estimate's skewness ``k3 / V^1.5``, ``k3 = lam^3 k3(Yu) / N^2 + k3(Y - lam Yhat) / n^2`` (unbiased third
+cumulants of the augmented rows); the interval is ``centre - se g^-1(+-t)``. ``|s|`` is capped at
+``SKEW_CAP / t``: beyond it g flattens and its inverse jumps (a skewness estimate from ten queries does not
+deserve that). If the corrected interval at ``lam`` is wider than at ``lam = 0``, ``lam = 0``.
+
+**Interval.** ``[centre - se g^-1(t), centre - se g^-1(-t)]`` with ``centre = mean_c(Y) + lam d`` (the
+plus-two centre for a 0/1 column), widened to hold ``theta(lam)`` and intersected with ``[lower, upper]``;
+neither step can lose the true value. ``half`` is half the width *before* those two steps: the one definition
+the width ratio and "judge worth" use. Coverage is measured in ``tests/stats/test_coverage.py`` (exact
+enumeration for 0/1 metrics, simulation for graded ones) and ``benchmarks/ppi_trec_dl.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from relgrade._intervals import MEAN_CI, PPI  # the names live in one place
+
+MEAN_INTERVAL = MEAN_CI  # the human-only interval (lam = 0): evaluate, compare, estimate's human column
+PPI_INTERVAL = PPI.name  # the PPI++ interval of this module with lam tuned
+SKEW_CAP = 0.75  # |skewness| <= SKEW_CAP / t in Hall's transformation
+NONE, FLOOR, PLUS_TWO = 0, 1, 2  # pseudo-row kind of a column
+_GRID = np.linspace(0.0, 1.0, 101)  # the share e of the fitted slope a candidate lam uses
+
+
+@dataclass(frozen=True)
+class Pseudo:
+    """Pseudo-rows (k x m each): human and judge values, weights, and whether they count in the centre."""
+
+    y: np.ndarray
+    yhat: np.ndarray
+    w: np.ndarray
+    centre: np.ndarray
+    kind: np.ndarray  # (m,) NONE, FLOOR or PLUS_TWO
+
+
+def at_bounds(x, lower: float, upper: float) -> np.ndarray:
+    """Per column of ``x`` (rows = queries): every value is ``lower`` or ``upper`` (a 0/1 metric, up to
+    rounding), the columns that get plus-two. An empty column counts as at the bounds."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[:, None]
+    eps = 1e-9 * (upper - lower)
+    return (np.isclose(x, lower, rtol=0, atol=eps) | np.isclose(x, upper, rtol=0, atol=eps)).all(axis=0)
+
+
+def pseudo_rows(Y: np.ndarray, neutral: np.ndarray, lower: float, upper: float) -> Pseudo:
+    """The augmented rows of the module docstring for the human values ``Y`` (n x m); ``neutral``: the judge
+    value of a floor row (``mean(Yhat)``, or anything when there is no judge)."""
+    m = Y.shape[1]
+    binary = at_bounds(Y, lower, upper)
+    floor = (np.ptp(Y, axis=0) == 0) & ~binary
+    mean = Y.mean(axis=0)
+    far = np.where(mean - lower >= upper - mean, lower, upper)
+    half = np.where(binary, 0.5, 0.0)
+    cells = [(lower, lower), (lower, upper), (upper, lower), (upper, upper)]
+    y = np.vstack([np.full(m, a) for a, _ in cells] + [far])
+    yhat = np.vstack([np.full(m, b) for _, b in cells] + [np.broadcast_to(neutral, (m,))])
+    w = np.vstack([half] * 4 + [np.where(floor, 1.0, 0.0)])
+    centre = np.vstack([binary] * 4 + [np.zeros(m, bool)])
+    return Pseudo(y, yhat, w, centre, np.where(binary, PLUS_TWO, np.where(floor, FLOOR, NONE)))
+
+
+@dataclass(frozen=True)
+class Moments:
+    """What the interval needs from the rows, per column (module docstring)."""
+
+    n: int
+    N: int
+    nv: np.ndarray
+    ybar: np.ndarray
+    hbar: np.ndarray
+    yc: np.ndarray
+    hc: np.ndarray
+    S: dict  # yy, yh, hh: central sums of squares and products; yyy, yyh, yhh, hhh: of cubes
+    ubar: np.ndarray
+    su: np.ndarray
+    k3u: np.ndarray
+    kind: np.ndarray
+    varies: np.ndarray | bool = True  # the judge's values are not all equal (else lam = 0: no information)
+
+
+def moments(Y: np.ndarray, Yhat: np.ndarray, Yu: np.ndarray, pseudo: Pseudo, lower=0.0, upper=1.0) -> Moments:
+    """The moments of the augmented rows; ``lower``/``upper`` (scalars or one per column): the judge's range,
+    whose far bound floors the variance of constant unlabeled judge values (as the human values' floor)."""
+    n, N = Y.shape[0], Yu.shape[0]
+    w, py, ph = pseudo.w, pseudo.y, pseudo.yhat
+    nv = n + w.sum(axis=0)
+    yv = (Y.sum(axis=0) + (w * py).sum(axis=0)) / nv
+    hv = (Yhat.sum(axis=0) + (w * ph).sum(axis=0)) / nv
+    wc = w * pseudo.centre
+    nc = n + wc.sum(axis=0)
+    yc = (Y.sum(axis=0) + (wc * py).sum(axis=0)) / nc
+    hc = (Yhat.sum(axis=0) + (wc * ph).sum(axis=0)) / nc
+    dy, dh, qy, qh = Y - yv, Yhat - hv, py - yv, ph - hv
+
+    def s(*factors):
+        real = np.prod([f[0] for f in factors], axis=0).sum(axis=0)
+        return real + (w * np.prod([f[1] for f in factors], axis=0)).sum(axis=0)
+
+    y_, h_ = (dy, qy), (dh, qh)
+    S = {"yy": s(y_, y_), "yh": s(y_, h_), "hh": s(h_, h_), "yyy": s(y_, y_, y_), "yyh": s(y_, y_, h_),
+         "yhh": s(y_, h_, h_), "hhh": s(h_, h_, h_)}
+    m = Y.shape[1]
+    if N:
+        ref = Yu if N > 1 else np.vstack([Yhat, Yu])  # one unlabeled query: the spread of every judge value
+        k = ref.shape[0]
+        m3 = ((ref - ref.mean(axis=0)) ** 3).mean(axis=0)
+        ubar, su = Yu.mean(axis=0), ref.var(axis=0, ddof=1)
+        k3u = m3 * k * k / ((k - 1) * (k - 2)) if k > 2 else m3
+        mid = ref.mean(axis=0)
+        far = np.where(mid - lower >= upper - mid, lower, upper)
+        su = np.where(np.ptp(ref, axis=0) == 0, (far - mid) ** 2 / (k + 1), su)  # a constant judge is luck too
+    else:
+        ubar, su, k3u = (np.zeros(m) for _ in range(3))
+    varies = np.ptp(np.vstack([Yhat, Yu]), axis=0) > 0
+    return Moments(n, N, nv, Y.mean(axis=0), Yhat.mean(axis=0), yc, hc, S, ubar, su, k3u, pseudo.kind, varies)
+
+
+def _slope(M: Moments):
+    """``lam_ols`` and ``s_e^2 / S_hh`` (inf where the slope cannot be estimated) per column."""
+    S = M.S
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ols = np.where(S["hh"] > 0, S["yh"] / S["hh"], 0.0)
+        resid = np.maximum(S["yy"] - np.where(S["hh"] > 0, S["yh"] ** 2 / S["hh"], 0.0), 0.0)
+        slope_var = np.where((S["hh"] > 0) & (M.nv > 2), resid / np.maximum(M.nv - 2, 1e-300) / S["hh"], np.inf)
+    return ols, slope_var
+
+
+def _share(lam, ols):
+    """``e``: the share of the fitted slope ``lam`` uses (1 when the fitted slope is not positive)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(lam > 0, np.where(ols > 0, np.minimum(1.0, lam / np.where(ols > 0, ols, 1.0)), 1.0), 0.0)
+
+
+def variance(M: Moments, lam, e):
+    """``V(lam)`` of the module docstring (``lam``, ``e`` broadcast against the columns)."""
+    S, n = M.S, M.n
+    _, slope_var = _slope(M)
+    d = M.ubar - M.hc
+    rect = (S["yy"] - 2 * lam * S["yh"] + lam ** 2 * S["hh"]) / ((M.nv - 1 - e) * n)
+    with np.errstate(invalid="ignore"):
+        slope = np.where(lam > 0, e ** 2 * slope_var * d ** 2, 0.0)
+    return lam ** 2 * M.su / max(M.N, 1) + rect + slope
+
+
+def t_quantile_df(df, alpha: float):
+    """``t_{df, 1 - alpha/2}`` for real ``df`` (scipy's ``stdtrit``)."""
+    from scipy.special import stdtrit
+
+    return stdtrit(df, 1 - alpha / 2)
+
+
+def tune(M: Moments, alpha: float) -> np.ndarray:
+    """``lam`` per column minimising ``t_{n-1-e} sqrt(V(lam))`` over ``[0, min(1, lam_ols)]`` (module docstring)."""
+    m = M.ybar.shape[0]
+    ols, slope_var = _slope(M)
+    ok = (ols > 0) & np.isfinite(slope_var) & (M.N > 0) & M.varies
+    if not ok.any():
+        return np.zeros(m)
+    e = _GRID[:, None]
+    lam = e * np.where(ok, ols, 0.0)[None, :]
+    t = t_quantile_df(M.n - 1 - _GRID, alpha)[:, None]
+    with np.errstate(invalid="ignore"):
+        width = np.where((lam <= 1) & ok | (e == 0), t * np.sqrt(np.maximum(variance(M, lam, e), 0)), np.inf)
+    k = np.argmin(width, axis=0)
+    best, best_w = lam[k, np.arange(m)], width[k, np.arange(m)]
+    steep = ok & (ols > 1)  # lam = 1 lies between two grid points of e
+    if steep.any():
+        e1 = np.where(steep, 1 / np.where(steep, ols, 1.0), 0.0)
+        w1 = t_quantile_df(M.n - 1 - e1, alpha) * np.sqrt(np.maximum(variance(M, 1.0, e1), 0))
+        best = np.where(steep & (w1 < best_w), 1.0, best)
+    return best
+
+
+def _hall_inverse(x, s):
+    """``g^-1(x)`` of Hall's transformation with estimate skewness ``s`` (``a = s/3``, ``b = s/6``)."""
+    a, b = s / 3, s / 6
+    small = np.abs(a) < 1e-9
+    safe = np.where(small, 1.0, a)
+    return np.where(small, x - b, (np.cbrt(1 + 3 * safe * (x - b)) - 1) / safe)
+
+
+@dataclass(frozen=True)
+class Rectified:
+    """Column-wise estimate and interval (module docstring): ``centre - below`` to ``centre + above`` before
+    the interval is widened to hold ``value`` and intersected with the range (``lo``, ``hi``)."""
+
+    value: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    below: np.ndarray
+    above: np.ndarray
+    centre: np.ndarray
+    lam: np.ndarray
+    se: np.ndarray
+    df: np.ndarray
+    skew: np.ndarray
+    kind: np.ndarray
+    moments: Moments | None = None  # what the interval was computed from (planning more labels reads it)
+    fallback: np.ndarray | int = 0  # 0, or why a tuned lam fell back to 0: 1 wider, 2 wholly outside the range
+
+    @property
+    def half(self) -> np.ndarray:
+        """Half the width before widening and clipping: the one half-width of width ratios and judge worth."""
+        return (self.below + self.above) / 2
+
+    @property
+    def width(self) -> np.ndarray:
+        return self.hi - self.lo
+
+
+def at_lambda(M: Moments, lam, *, alpha: float, lower: float, upper: float, skew=None) -> Rectified:
+    """The estimate and interval at ``lam`` (one per column); ``skew`` fixes the estimate's skewness (the
+    no-answer ratio keeps the one at its human-only ratio for every candidate ratio)."""
+    lam = np.where(M.varies, np.broadcast_to(np.asarray(lam, dtype=np.float64), M.ybar.shape), 0.0)
+    ols, _ = _slope(M)
+    e = _share(lam, ols)
+    V = np.maximum(variance(M, lam, e), 0.0)
+    se = np.sqrt(V)
+    df = M.n - 1 - e
+    t = t_quantile_df(df, alpha)
+    S, n, nv = M.S, M.n, M.nv
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kf = np.where(nv > 2, nv * nv / ((nv - 1) * (nv - 2)), 1.0)
+        k3 = (lam ** 3 * M.k3u / max(M.N, 1) ** 2
+              + kf * (S["yyy"] - 3 * lam * S["yyh"] + 3 * lam ** 2 * S["yhh"] - lam ** 3 * S["hhh"]) / (nv * n * n))
+        s = np.where((M.kind == NONE) & (V > 0) & np.isfinite(V), k3 / V ** 1.5, 0.0) if skew is None else skew
+    s = np.clip(np.nan_to_num(s), -SKEW_CAP / t, SKEW_CAP / t)
+    below, above = se * _hall_inverse(t, s), -se * _hall_inverse(-t, s)
+    d = M.ubar - M.hc
+    centre = M.yc + lam * d
+    value = M.ybar + lam * (M.ubar - M.hbar)
+    lo = np.clip(np.minimum(centre - below, value), lower, upper)
+    hi = np.clip(np.maximum(centre + above, value), lower, upper)
+    return Rectified(value, lo, hi, below, above, centre, lam, se, df, s, M.kind, M)
+
+
+def _matrix(x) -> np.ndarray:
+    arr = np.asarray(x, dtype=np.float64)
+    return arr[:, None] if arr.ndim == 1 else arr
+
+
+def rectified_means(Y, Yhat=None, Yu=None, *, alpha: float = 0.05, lower: float = 0.0, upper: float = 1.0,
+                    lam=None, pseudo: Pseudo | None = None, skew=None) -> Rectified:
+    """The estimate and interval of each column (module docstring): human-only without ``Yhat`` (or with
+    ``lam=0``), PPI++ with ``lam`` tuned (``lam=None``) or given. Inputs are checked by the callers.
+
+    A tuned ``lam`` falls back to 0 (``fallback`` 1) where the skewness correction made the interval wider
+    than the human-only one, and (``fallback`` 2) where the PPI interval lies wholly outside the range: the
+    judge's correction overshoots what the metric can be, so it is not used."""
+    Y = _matrix(Y)
+    Yhat = np.zeros_like(Y) if Yhat is None else _matrix(Yhat)
+    Yu = np.zeros((0, Y.shape[1])) if Yu is None else _matrix(Yu)
+    if Yu.shape[0] == 0 and Yu.shape[1] != Y.shape[1]:
+        Yu = np.zeros((0, Y.shape[1]))
+    if pseudo is None:
+        pseudo = pseudo_rows(Y, Yhat.mean(axis=0), lower, upper)
+    M = moments(Y, Yhat, Yu, pseudo, lower, upper)
+    if lam is not None:
+        return at_lambda(M, lam, alpha=alpha, lower=lower, upper=upper, skew=skew)
+    tuned = at_lambda(M, tune(M, alpha), alpha=alpha, lower=lower, upper=upper, skew=skew)
+    if not (tuned.lam > 0).any():
+        return tuned
+    human = at_lambda(M, 0.0, alpha=alpha, lower=lower, upper=upper, skew=skew)
+    wider = tuned.half > human.half  # the skewness correction made it wider
+    outside = (tuned.centre + tuned.above < lower) | (tuned.centre - tuned.below > upper)
+    back = np.where(wider, 1, np.where(outside, 2, 0))
+    if not back.any():
+        return tuned
+    keep = back > 0
+    return Rectified(*(np.where(keep, h, t) for h, t in zip(_fields(human), _fields(tuned))), M, back)
+
+
+def _fields(r: Rectified) -> tuple:
+    return (r.value, r.lo, r.hi, r.below, r.above, r.centre, r.lam, r.se, r.df, r.skew, r.kind)
+
+
+def column(M: Moments, j: int) -> Moments:
+    """The moments of column ``j`` alone, as scalars (planning reads one metric at a time)."""
+    pick = lambda a: float(np.asarray(a)[j])  # noqa: E731
+    return Moments(M.n, M.N, pick(M.nv), pick(M.ybar), pick(M.hbar), pick(M.yc), pick(M.hc),
+                   {k: pick(v) for k, v in M.S.items()}, pick(M.ubar), pick(M.su), pick(M.k3u), int(M.kind[j]),
+                   bool(np.broadcast_to(M.varies, M.ybar.shape)[j]))
+
+
+def prepare(Y, Yhat, Yu, *, lower: float, upper: float) -> Moments:
+    """The moments of the augmented rows of ``Y`` (n x m) with the judge's ``Yhat`` (n x m) and ``Yu`` (N x m)."""
+    Y, Yhat, Yu = _matrix(Y), _matrix(Yhat), _matrix(Yu)
+    return moments(Y, Yhat, Yu, pseudo_rows(Y, Yhat.mean(axis=0), lower, upper), lower, upper)
+
+
+def joint_lambda(parts, *, alpha: float) -> float:
+    """One ``lam`` for several estimates (``parts``: their :class:`Moments`), minimising the mean over all
+    columns of ``t_{n-1-e} sqrt(V(lam))`` relative to its value at ``lam = 0`` on a grid of [0, 1]: on
+    average no wider than the human-only intervals. ``rank-systems`` uses it so that every system and every
+    pair is estimated with the same ``lam`` (each pair's difference is then the difference of the means)."""
+    ratios = []
+    for M in parts:
+        ols, _ = _slope(M)
+        lam = _GRID[:, None] * np.ones_like(M.ybar)[None, :]
+        e = _share(lam, ols)
+        with np.errstate(invalid="ignore"):
+            W = t_quantile_df(M.n - 1 - e, alpha) * np.sqrt(np.maximum(variance(M, lam, e), 0))
+            ratios.append(np.where((W[0] > 0) & M.varies, W / W[0], 1.0))
+    objective = np.nan_to_num(np.hstack(ratios), nan=np.inf).mean(axis=1)
+    return float(_GRID[int(np.argmin(objective))]) if M.N else 0.0
