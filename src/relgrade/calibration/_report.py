@@ -164,8 +164,9 @@ def render_sections(
     out.append(f'<p class="small">{plural(report.n_pairs, "pair")} over {plural(report.n_queries, "query", "queries")} '
                'labeled by both; '
                f"{report.n_unjudged} unjudged, {report.n_judge_only} judged only, {report.n_human_only} human only. "
-               f"95% CIs: {escape(report.ci_method.described)} ({report.n_boot} resamples of queries, seed "
+               f"95% CIs: {escape(report.ci_method.name)} ({report.n_boot} resamples of queries, seed "
                f"{report.seed}); {escape(BCA.name)} for the rank correlations, AUC and the human ceiling. "
+               f"Method: {escape(report.ci_method.described)}. "
                "Verdict on unweighted Cohen's κ, Landis &amp; Koch bands.</p>")
     forest = [(label, getattr(report, key)) for key, label in FOREST_ROWS]
     for key, value in report.continuous.items():
