@@ -166,6 +166,8 @@ def test_jsonl_runs_read_as_the_line_exact_reader_reads_them(tmp_path, name):
     ('{"query_id": "q0", "results": []}\n{"query_id": "q0", "results": []}', "duplicate query_id"),
     ('{"query_id": "q1", "results": [{"doc_id": "d1", "score": true}]}', "not a number"),
     ('{"query_id": "q1", "results": [{"doc_id": "d1", "score": 1e400}]}', "not a finite number"),
+    ('{"query_id": "q1", "results": [{"doc_id": "d\\ud800"}]}', "lone UTF-16 surrogate"),
+    ('{"query_id": "q1", "query": "half \\uD83D", "results": [{"doc_id": "d1"}]}', "lone UTF-16 surrogate"),
 ])
 def test_invalid_jsonl_runs_fail_in_one_line(tmp_path, line, words):
     path = tmp_path / "run.jsonl"

@@ -23,7 +23,7 @@ from relgrade.io._golden import query_id_for
 from relgrade.io._ids import as_id
 from relgrade.io._qrels import check_trec_ids
 from relgrade.io._run import Run
-from relgrade.io._text import SURROGATE_ESCAPE_BYTES, iter_jsonl, pick, read_bytes, read_text, sniff_bytes
+from relgrade.io._text import iter_jsonl, pick, read_bytes, read_text, sniff_bytes
 from relgrade.io._trec import RUN_FIELDS, fast_columns, fast_ids, run_lines, repeats_pair
 
 DOC_FIELDS = ("doc_id", "id", "docid", "pid")
@@ -74,14 +74,13 @@ def _read_trec_run(path, text: str, name: str) -> Run:
 def _fast_jsonl_run(path, data: bytes, name: str) -> Run | None:
     """A JSONL run of plain lines (string ids, object results with ``doc_id``, numeric scores) read as columns by
     pyarrow's JSON reader; None sends it to the line-exact reader (ids to convert or strip, aliases, bare doc ids,
-    a bad line, a repeated id: whatever the line-exact reader must see)."""
+    a bad line, a repeated id, a lone surrogate escape, which pyarrow refuses: whatever the line-exact reader must
+    see)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.json as pj
 
-    if SURROGATE_ESCAPE_BYTES.search(data):  # a surrogate escape: the line-exact reader checks it
-        return None
     hit = pa.struct([("doc_id", pa.string()), ("score", pa.float64()), ("text", pa.string())])
     schema = pa.schema([("query_id", pa.string()), ("query", pa.string()), ("results", pa.list_(hit))])
     try:

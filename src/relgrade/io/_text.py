@@ -83,7 +83,6 @@ def iter_jsonl(path: str | Path, text: str, *, what: str) -> Iterator[tuple[int,
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")  # the same, for readers that parse bytes (pyarrow)
 
 
 def no_surrogates(text: str) -> str:
