@@ -23,12 +23,16 @@ Then, through ``relgrade.hybrid.rank_systems`` at 10 labeled queries: how many p
 the PPI ranking (one joint ``lam``: none), the mean width ratio of its intervals, and Kendall's tau of the PPI
 and human-only rankings with the ranking under all NIST labels.
 
-The first table uses the hard prediction (the metric on the judge's grades). A last table compares the prediction
-kinds of ``relgrade.hybrid.predict`` (``PREDICTIONS``: hard, soft, soft with two judges of the same kappa) at
-``--pred-n`` labeled queries drawn without replacement (the soft prediction is cross-fitted on each draw's
-labeled queries): PPI coverage, width ratio, and ``r`` with its bound.
+The first table uses the hard prediction (the metric on the judge's grades). The last table is the acceptance
+of issue 29 on what users get: the prediction kinds of ``relgrade.hybrid.predict`` (``PREDICTIONS``: the
+default soft prediction, the hard one, soft with two judges of the same kappa) at ``--pred-n`` labeled queries
+drawn without replacement (the soft prediction is cross-fitted on each draw's labeled queries): PPI coverage
+(with its Monte Carlo standard error), the mean width ratio PPI / human-only, ``r`` over the 54 queries between
+the prediction and the human metric (labeled queries out of fold) and its bound ``sqrt(1 - r^2)``. (This table
+replaces ``benchmarks/predict_trec_dl.py``, which measured the same on two systems.)
 
     python benchmarks/ppi_trec_dl.py [--draws 2000] [--judges 2] [--n 5 10 15 30] [--pred-draws 100] [--judge-qrels FILE]
+    python benchmarks/ppi_trec_dl.py --n --skip-rank --pred-draws 200   # the prediction table alone
 
 Exits 2 with one line when the data directory is missing.
 """
@@ -58,7 +62,7 @@ def hard(labels, run, metric, topics, rel_threshold):
 
 
 # the prediction kinds of the second table: name -> (relgrade.hybrid.predict's prediction, how many judges)
-PREDICTIONS = {"hard": ("hard", 1), "soft": ("soft", 1), "soft, 2 judges": ("soft", 2)}
+PREDICTIONS = {"soft (default)": ("soft", 1), "hard": ("hard", 1), "soft, 2 judges": ("soft", 2)}
 
 
 def prediction_table(nist, topics, runs, H, juries, metrics, *, n: int, draws: int, thr: int, rng) -> None:
@@ -71,6 +75,7 @@ def prediction_table(nist, topics, runs, H, juries, metrics, *, n: int, draws: i
     print(f"\npredictions at {n} labeled queries (without replacement), {draws} draws x {len(runs)} systems: PPI "
           "coverage, width ratio before clipping, r over the 54 queries (labeled ones out of fold), sqrt(1 - r^2)")
     print(f"{'judge':<12}{'prediction':<16}" + "".join(f"{m.name:>30}" for m in metrics))
+    print(f"{'':<28}" + "".join(f"{'cover':>9}{'width':>7}{'r':>7}{'bound':>7}" for _ in metrics))
     for name, jury in juries.items():
         sets = [JudgeSet(f"{name} #{i + 1}", Qrels(j.grades), j.grades,
                          {q: {d: float(np.dot(np.arange(len(p)), p)) for d, p in docs.items()} for q, docs in j.dists.items()})
@@ -101,9 +106,10 @@ def prediction_table(nist, topics, runs, H, juries, metrics, *, n: int, draws: i
             cover = ((ppi.lo <= truth) & (truth <= ppi.hi)).reshape(reps, len(metrics)).mean(axis=0)
             ratio = (ppi.half / human_only.half).reshape(reps, len(metrics)).mean(axis=0)
             r = np.nanmean(np.array(c["r"]), axis=0)
+            se = np.sqrt(cover * (1 - cover) / reps)
             print(f"{name:<12}{kind:<16}" + "".join(f"{cover[j]:>9.3f}{ratio[j]:>7.3f}{r[j]:>7.2f}"
-                                                    f"{np.sqrt(1 - r[j] ** 2):>7.3f}" for j in range(len(metrics))),
-                  flush=True)
+                                                    f"{np.sqrt(1 - r[j] ** 2):>7.3f}" for j in range(len(metrics)))
+                  + f"   (coverage SE <= {se.max():.3f})", flush=True)
 
 
 def local_grades(cache: Path, data: Path, runs, depth: int) -> dict[str, dict[str, int]]:
@@ -132,7 +138,9 @@ def main() -> int:
     ap.add_argument("--draws", type=int, default=2000)
     ap.add_argument("--judges", type=int, default=2, help="redraws of each synthetic judge")
     ap.add_argument("--kappa", type=float, nargs="+", default=[0.1, 0.3, 0.6])
-    ap.add_argument("--n", type=int, nargs="+", default=[5, 10, 15, 30])
+    ap.add_argument("--n", type=int, nargs="*", default=[5, 10, 15, 30], help="labeled queries of the first table "
+                    "(none: skip it)")
+    ap.add_argument("--skip-rank", action="store_true", help="skip the rank-systems table")
     ap.add_argument("--judge-qrels", action="append", default=[], help="a judge's grades (qrels or judge details)")
     ap.add_argument("--local", type=Path, default=None, metavar="CACHE",
                     help="the local judge on every system's top 10, grades cached in CACHE (qrels)")
@@ -211,10 +219,11 @@ def main() -> int:
     from scipy.stats import kendalltau
 
     full = H["ndcg@10"].mean(axis=0)
-    print("\nrank-systems, 10 labeled queries (without replacement), nDCG@10, 100 draws per judge: pairs whose PPI "
-          "difference contradicts the PPI ranking; mean width ratio of the means and pairs; Kendall tau with the "
-          "all-NIST ranking")
-    for name, redraws in judges.items():
+    if not args.skip_rank:
+        print("\nrank-systems, 10 labeled queries (without replacement), nDCG@10, 100 draws per judge: pairs whose PPI "
+              "difference contradicts the PPI ranking; mean width ratio of the means and pairs; Kendall tau with the "
+              "all-NIST ranking")
+    for name, redraws in ({} if args.skip_rank else judges).items():
         bad = pairs = 0
         widths, tau_ppi, tau_human = [], [], []
         for d in range(100):

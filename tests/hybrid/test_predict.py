@@ -209,3 +209,26 @@ def test_gate_records_which_prediction_each_report_used():
     recorded = gate(soft, hard, metrics=["recall@5"]).to_dict()["settings"]["prediction"]
     assert recorded["baseline"]["kind"] == "soft" and recorded["current"]["kind"] == "hard"
     assert recorded["baseline"]["folds"] == 5 and recorded["current"]["folds"] is None
+
+
+def test_soft_prediction_blends_the_calibrated_expectation_with_each_judges_own_metric(monkeypatch):
+    """The default prediction is half the calibrated expectation and half the metric on the judges' own grades,
+    averaged over the judges that graded the query; a query no judge graded keeps the expectation alone."""
+    import relgrade.hybrid._soft as soft
+
+    truth, human, judges, run = jury(7)
+    judges[1].pop("q30")  # an unlabeled query only the first judge graded
+    for j in judges:
+        j.pop("q2")  # a labeled query no judge graded
+    blended = predict(run, human, judges, METRICS)
+    monkeypatch.setattr(soft, "_blend", lambda values, ans, *args: (values, ans))
+    calibrated = predict(run, human, judges, METRICS)
+    hard = [per_query_values(Qrels(j), run, METRICS, blended.queries) for j in judges]
+    graded = np.array([[q in j for q in blended.queries] for j in judges], dtype=float)  # judges x queries
+    mean_hard = np.einsum("jq,jqm->qm", graded, np.stack(hard)) / np.maximum(graded.sum(axis=0), 1)[:, None]
+    want = np.where(graded.any(axis=0)[:, None], (calibrated.values[0] + mean_hard) / 2, calibrated.values[0])
+    assert blended.values[0] == pytest.approx(want, abs=1e-12)
+    i30, i2 = blended.queries.index("q30"), blended.queries.index("q2")
+    assert blended.values[0, i30] == pytest.approx((calibrated.values[0, i30] + hard[0][i30]) / 2)
+    assert blended.values[0, i2] == pytest.approx(calibrated.values[0, i2])
+    assert "equal weights" in blended.description["blend"]

@@ -92,7 +92,20 @@ def _judge(kind: str, y: np.ndarray, world: str, rng) -> np.ndarray:
 @pytest.mark.parametrize("world", ["middle", "near 0", "near 1", "mrr"])
 def test_ppi_and_human_only_cover_graded_metrics_drawn_with_replacement(world, n):
     """Measured: >= 0.94 in the middle and for MRR at every n, and near a bound from 30 labeled queries; with 40%
-    of the queries at one bound, 0.90-0.92 at 5 (the human-only interval alike) and 0.93-0.95 at 10."""
+    of the queries at one bound, 0.90-0.92 at 5 (the human-only interval alike) and 0.93-0.95 at 10.
+
+    Why (issue 29; printed per judge): the PPI misses concentrate in the draws whose labeled sample is mostly
+    values at the bound. Such a sample shows little human-judge covariance, so the tuned lam is small or 0 and
+    the PPI interval is (nearly) the human-only one, which on such samples covers far less (where lam is 0: 0.74-0.83 for
+    the medium judge, in 9-27% of the draws); the judge's unlabeled
+    values would have corrected them, but a larger lam there would make the interval wider than the human-only
+    one. The human-only interval's own shortfall at 5 is the same samples: Hall's correction is capped at
+    |skewness| <= SKEW_CAP / t, and a cap of 1.0 (or more) reaches the cubic's turning point, covering
+    0.94-0.96 at 5 but 0.97 at 10 with intervals 40% wider. Not the cause (4,000 draws, SE 0.004): the degrees of
+    freedom (a full one for the slope: coverage unchanged, widths +2%), the slope's error term (tuning on its
+    expectation instead of the realised mean shift: unchanged), the centre's O(1/n) bias from the fitted slope
+    (corrected: +0.000-0.003). A lam fixed near the population optimum covers 0.97-0.98, with intervals 7-8%
+    wider than the tuned ones (at n = 10)."""
     rng = np.random.default_rng(len(world) * 100 + n)
     reps, pop = 2000, 100_000
     y = _world(world, rng, pop)
@@ -102,8 +115,11 @@ def test_ppi_and_human_only_cover_graded_metrics_drawn_with_replacement(world, n
         i, iu = rng.integers(0, pop, (n, reps)), rng.integers(0, pop, (3 * n, reps))
         ppi, human = ppi_means(y[i], yh[i], yh[iu]), human_only_means(y[i])
         cp, ch = (float(np.mean((e.lo <= truth) & (truth <= e.hi))) for e in (ppi, human))
+        held, zero = (ppi.lo <= truth) & (truth <= ppi.hi), ppi.lam == 0
         print(f"graded {world} n={n} judge={judge}: PPI coverage {cp:.3f}, human-only {ch:.3f}, "
-              f"width ratio {ppi.half.mean() / human.half.mean():.2f}")
+              f"width ratio {ppi.half.mean() / human.half.mean():.2f}; lam = 0 in {zero.mean():.3f} of the draws, "
+              f"covering {held[zero].mean() if zero.any() else float('nan'):.3f} there, "
+              f"{held[~zero].mean() if (~zero).any() else float('nan'):.3f} elsewhere")
         near_bound = world in ("near 0", "near 1")  # 40% of the queries at one bound: heavy skew
         floor = (0.89 if near_bound else 0.93) if n == 5 else (0.92 if near_bound and n == 10 else 0.93)
         assert cp >= floor and ch >= floor  # 2000 draws: standard error 0.005-0.007

@@ -19,8 +19,9 @@ HUMAN_HELP = "Human labels: TREC qrels, or CSV/JSONL query_id,doc_id,grade[,anno
 JUDGE_HELP = "Judge labels: the OUT.details.jsonl of 'relgrade judge', or plain qrels."
 JUDGES_HELP = JUDGE_HELP + " Repeat for several judges, calibrated together (--prediction soft)."
 PREDICTION_HELP = ("How the judges predict each query's metric: soft = the expectation under each pair's human-grade "
-                   "probabilities given the judges' grades, cross-fitted on the human labels (several judges at once); "
-                   "hard = the metric on one judge's grades.")
+                   "probabilities given the judges' grades, cross-fitted on the human labels (several judges at once), "
+                   "averaged half and half with the metric on the judges' own grades; hard = the metric on one "
+                   "judge's grades.")
 FOLDS_HELP = (f"Folds of the soft prediction's cross-fit over the human-labeled queries (2 to their number). "
               f"Default: {DEFAULT_FOLDS}, or one per labeled query when fewer.")
 MAPPING_SOFT = ("--mapping's grade table is used by --prediction hard only: the soft prediction calibrates the "
@@ -137,8 +138,8 @@ def prediction_line(desc) -> str:
     if desc["kind"] == "hard":
         return f"prediction: hard ({desc['model']}: {judges})"
     return (f"prediction: soft (human-grade probabilities given {judges}, {desc['folds']}-fold cross-fit on the "
-            f"human-labeled queries; {desc['retrieved_pairs_no_judge_graded']} retrieved pairs no judge graded get "
-            "the fitted base rate)")
+            f"human-labeled queries, blended half and half with the metric on the judges' own grades; "
+            f"{desc['retrieved_pairs_no_judge_graded']} retrieved pairs no judge graded get the fitted base rate)")
 
 
 @click.command()

@@ -14,20 +14,22 @@ documents independent given the judges:
 
 These are exact (``tests/hybrid/test_expect.py`` enumerates every grade assignment through the metrics core).
 
-The two ratios over the whole pool, ``ndcg@k`` (``ndcg``) and ``frac_recall@k``, are the documented
-approximation: their expectation when the documents of a query are *comonotone* given the judges, i.e. one
-uniform ``U`` per query decides them all (document i has gain >= h exactly when ``U < P(gain_i >= h)``).
-It is exact when at most one document is uncertain (one candidate with p = 0.5 and a grade 3: nDCG 0.5), and
-computed exactly by sweeping ``U`` from 1 to 0 over the sorted probabilities (O(n log n) per query). Why
-not independence: real judges err by query (a misread intent shifts every grade of that query), and under
-independence the expected ideal DCG and relevant count add up small probabilities over the whole pool, so
-they follow the pool's size rather than the query's best documents. On TREC DL 2020 with the synthetic LLM
-judges of ``benchmarks/_llm_judges.py`` (10 labeled queries), the correlation with the human nDCG@10 is
-0.24 / 0.61 / 0.89 for judges of kappa 0.1 / 0.3 / 0.6 against 0.17 / 0.59 / 0.86 under independence, and
-0.27 / 0.49 / 0.81 against 0.22 / 0.46 / 0.74 for frac_recall@10. Plugging expected gains into both DCGs did
-well on those large pools but fell to r = 0.21 (0.56 here) on pools of 6 documents with 0-3 relevant ones,
-where it scores a lone candidate 1 whatever its probability. Against the independent expectation on small
-random pools the comonotone one differs by 0.04 on average, 0.26 at most (measured in the tests).
+``ndcg@k`` (``ndcg``) is a ratio over the whole pool, and its prediction is the plug-in one: the expected gains
+``E[gain_i]`` in the DCG of the ranking and in the ideal DCG (the pool's expected gains, sorted). ``frac_recall@k``
+is the expectation when the documents of a query are *comonotone* given the judges, i.e. one uniform ``U`` per
+query decides them all (document i is relevant exactly when ``U < p_i``), computed exactly by sweeping ``U``
+from 1 to 0 over the sorted probabilities (O(n log n) per query).
+
+Why the plug-in for nDCG (issue 29): real judges err by query, and what carries a query's nDCG is the *order*
+of its expected gains, which the plug-in keeps; the comonotone expectation of the ratio multiplies it, in effect,
+by the chance that any document is relevant, which is noise on large pools. With the synthetic LLM judges of
+``benchmarks/_llm_judges.py`` on TREC DL 2020 (10 labeled queries, 40 draws x 4 systems), the PPI++ width ratio
+of the calibrated expectation alone was 0.963 / 0.824 / 0.650 for judges of kappa 0.1 / 0.3 / 0.6 with the
+plug-in against 0.986 / 0.856 / 0.665 comonotone. The plug-in's weak spot is a small pool where nothing is
+likely relevant: a lone candidate ranked first scores 1 whatever its probability (the comonotone expectation
+scores it by its probability); the prediction PPI corrects blends it with the metric on the judges' own
+grades (:mod:`relgrade.hybrid._predict`), which scores such a query 0 unless a judge calls the document
+relevant. The comonotone form stays for ``frac_recall`` (exact when at most one document is uncertain).
 """
 
 from __future__ import annotations
@@ -88,16 +90,12 @@ def discounts(n: int) -> np.ndarray:
 
 
 def _ndcg(P: np.ndarray, targets: np.ndarray, gains: np.ndarray, k: int | None) -> np.ndarray:
-    S, n, _ = P.shape
-    levels = np.unique(gains[gains > 0])
-    if len(levels) == 0:
-        return np.zeros(S)
-    steps = np.diff(np.concatenate([[0.0], levels]))
-    q = np.einsum("snc,lc->snl", P, (gains[None, :] >= levels[:, None]).astype(np.float64))  # P(gain >= h_l)
-    cut = n if k is None else min(k, n)
-    ideal = np.concatenate([[0.0], np.cumsum(discounts(cut))])  # the first min(c, k) discounts, c = 0..cut
-    return _comonotone(q, targets, discounts(len(targets))[:, None] * steps,
-                       lambda dcg, counts: dcg / (ideal[np.minimum(counts, cut)] * steps).sum(axis=-1))
+    """(S,) plug-in nDCG: expected gains in the DCG of ``targets`` (the ranking's top k) and in the ideal DCG."""
+    g = P @ gains  # (S, n) expected gains
+    cut = g.shape[1] if k is None else min(k, g.shape[1])
+    dcg = (g[:, targets] * discounts(len(targets))).sum(axis=1)
+    ideal = (-np.sort(-g, axis=1)[:, :cut] * discounts(cut)).sum(axis=1)
+    return np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0)
 
 
 def _comonotone(q: np.ndarray, targets: np.ndarray, gain: np.ndarray, ratio) -> np.ndarray:

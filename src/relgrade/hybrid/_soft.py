@@ -12,18 +12,23 @@ from relgrade.io import Qrels, Run
 from relgrade.io._labels import DEFAULT_SCALE
 from relgrade.metrics import Metric, join
 from relgrade.hybrid._expect import expected_answerable, expected_values
+from relgrade.hybrid._values import answerable, per_query_values
 
 MODEL = (f"multinomial logistic regression of the human grade on each judge's grade (one-hot, with a 'not graded' "
          f"column) and expected grade (residual from the grade, standardised), normal prior sd {PRIOR_SD:g} "
          "(relgrade.calibration._grade_model)")
 EXPECTATION = ("each metric's expectation under the pair probabilities: recall@k, precision@k, mrr and the answerability "
-               "with pairs independent given the judges (exact); nDCG and frac_recall with a query's pairs comonotone "
-               "(one shared uniform; relgrade.hybrid._expect)")
+               "with pairs independent given the judges (exact); nDCG with the expected gains plugged into the DCG and "
+               "the ideal DCG; frac_recall with a query's pairs comonotone (one shared uniform; relgrade.hybrid._expect)")
+BLEND = ("the mean of the calibrated expectation and the metric on the judges' own grades (averaged over the judges "
+         "that graded the query; a query no judge graded: the calibrated expectation alone), equal weights fixed in "
+         "advance: no weight is fitted on the labels, so no degree of freedom is spent")
 
 
 def soft_values(runs: Sequence[Run], human: Qrels, sets, metrics: Sequence[Metric], labeled: Sequence[str],
                 unlabeled: Sequence[str], rel_threshold: int, n_folds: int, seed: int):
-    """``(values (runs x queries x metrics), answerability (queries), description)``: cross-fitted soft predictions."""
+    """``(values (runs x queries x metrics), answerability (queries), description)``: cross-fitted soft predictions,
+    blended with the metric on each judge's own grades (:data:`BLEND`; :mod:`relgrade.hybrid._predict`)."""
     population = tuple(labeled) + tuple(unlabeled)
     docs, orders = pools(runs, sets, population)
     X, columns = features(sets, population, docs)
@@ -44,12 +49,32 @@ def soft_values(runs: Sequence[Run], human: Qrels, sets, metrics: Sequence[Metri
         use = [models[fold_of[q]]] if q in fold_of else models
         P = np.stack([m.predict_proba(rows) for m in use])
         values[:, t], ans[t] = expectations(P, [o[t] for o in orders], classes, metrics, rel_threshold)
+    values, ans = _blend(values, ans, runs, sets, metrics, population, rel_threshold)
     graded = {(q, d) for js in sets for q, ds in js.raw.items() for d in ds}
     unjudged = sum(1 for t, q in enumerate(population) for o in orders for i in o[t] if (q, docs[t][i]) not in graded)
     desc = {"folds": len(folds), "seed": seed, "model": MODEL, "features": columns, "classes": list(classes),
-            "expectation": EXPECTATION, "training_pairs": int(offsets[len(labeled)]),
+            "expectation": EXPECTATION, "blend": BLEND, "training_pairs": int(offsets[len(labeled)]),
             "retrieved_pairs_no_judge_graded": unjudged}
     return values, ans, desc
+
+
+def _blend(values, ans, runs, sets, metrics, population, t):
+    """The half-and-half blend of :data:`BLEND`: ``values`` and ``ans`` with the hard values of the judges that graded
+    each query, averaged; a query no judge graded keeps the calibrated expectation alone (its base rates)."""
+    hard = np.zeros_like(values)
+    hard_ans = np.zeros_like(ans)
+    count = np.zeros(len(population))
+    for js in sets:
+        own = Qrels(js.raw)
+        seen = np.array([q in js.raw for q in population], dtype=np.float64)
+        hard += seen[None, :, None] * np.stack([per_query_values(own, run, metrics, population, rel_threshold=t)
+                                                for run in runs])
+        hard_ans += seen * answerable(own, population, t)
+        count += seen
+    w = np.where(count > 0, 0.5, 0.0)  # the hard share
+    safe = np.maximum(count, 1)
+    return ((1 - w)[None, :, None] * values + w[None, :, None] * hard / safe[None, :, None],
+            (1 - w) * ans + w * hard_ans / safe)
 
 
 def pools(runs: Sequence[Run], sets, topics: Sequence[str]) -> tuple[list[list[str]], list[list[np.ndarray]]]:
