@@ -187,3 +187,64 @@ def test_ids_like_na_stay_ids_in_trec_files(tmp_path):
     expected = oracle({q: {q: 1} for q in ids}, {q: {"other": 2.0, q: 1.0} for q in ids}, 1)
     assert {q: report.per_query[q]["mrr"] for q in ids} == {q: expected[q]["recip_rank"] for q in ids} == \
         {q: 0.5 for q in ids}
+
+
+# -- a 1M-line case with hostile data (issue 28) -------------------------------------------------------------------
+ODD_IDS = ["NA", "NULL", "None", "nan", "N/A", "<NA>", "doc one", "d 2 3", "déjà vu"]
+
+
+def hostile(n_queries: int, depth: int, seed: int = 0):
+    """qrels and a run of about ``n_queries * depth`` lines: scores that tie exactly and ties only in float32,
+    NA-like ids and ids with spaces (queries and docs), unjudged retrieved docs, judged docs never retrieved,
+    queries of the qrels missing from the run, run queries absent from the qrels, queries with no relevant doc."""
+    rng = np.random.default_rng(seed)
+    pool = np.array([f"d{i}" for i in range(5 * depth)] + ODD_IDS, dtype=object)
+    base = rng.integers(0, 25, size=(n_queries, depth)) / 7.0
+    nudge = rng.choice([0.0, 0.0, 1e-12, 1e-9, 3e-8], size=(n_queries, depth))  # below float32's precision
+    qrels, run = {}, {}
+    for q in range(n_queries):
+        qid = ODD_IDS[q] if q < len(ODD_IDS) else f"q{q}"
+        docs = pool[rng.choice(len(pool), size=depth + 8, replace=False)].tolist()
+        retrieved, never = docs[:depth], docs[depth:]
+        grades = rng.choice([0, 0, 0, 1, 2, 3], size=20)
+        if q % 11 == 0:
+            grades[:] = 0
+        qrels[qid] = dict(zip(retrieved[:12] + never, grades.tolist()))
+        if q % 13 != 5:
+            run[qid] = dict(zip(retrieved, (base[q] + nudge[q]).tolist()))
+    run["not in the qrels"] = {"d1": 1.0}
+    return qrels, run
+
+
+def _assert_equal_trec_eval(report, qrels, run):
+    expected = oracle(qrels, run, 1)
+    names = list(ORACLE)
+    ours = np.array([[report.per_query[q][m] for m in names] for q in qrels])
+    theirs = np.array([[expected.get(q, {}).get(ORACLE[m], 0.0) for m in names] for q in qrels])
+    assert ours.shape == (len(qrels), len(names)) and np.abs(ours - theirs).max() < 1e-12
+
+
+def test_a_million_hostile_lines_in_memory_equal_trec_eval():
+    qrels, run = hostile(11_000, 100)
+    assert sum(map(len, run.values())) >= 1_000_000
+    report = evaluate(qrels, run, list(ORACLE), no_answer="zero", ci=False)
+    _assert_equal_trec_eval(report, qrels, run)
+    assert set(report.missing_queries) == {q for q in qrels if q not in run} and report.ignored_queries == ["not in the qrels"]
+
+
+def test_a_million_hostile_lines_from_files_equal_trec_eval(tmp_path):
+    """The same data from files: a TREC run (ids with spaces cannot be written there, so docs with spaces are only
+    judged, never retrieved) and CSV qrels whose ids carry spaces inside and around them (the id rule strips the
+    outer ones)."""
+    qrels, run = hostile(11_000, 100, seed=1)
+    run = {q: {d: s for d, s in docs.items() if " " not in d} for q, docs in run.items() if " " not in q}
+    assert sum(map(len, run.values())) >= 1_000_000
+    with open(tmp_path / "run.txt", "w", encoding="utf-8") as fh:
+        for q, docs in run.items():
+            fh.write("".join(f"{q} Q0 {d} {i} {s!r} tag\n" for i, (d, s) in enumerate(docs.items(), 1)))
+    with open(tmp_path / "qrels.csv", "w", encoding="utf-8") as fh:
+        fh.write("query_id,doc_id,grade\n")
+        fh.write("".join(f" {q},{d}\u00a0,{g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+    report = evaluate(read_qrels(tmp_path / "qrels.csv"), read_run(tmp_path / "run.txt"), list(ORACLE),
+                      no_answer="zero", ci=False)
+    _assert_equal_trec_eval(report, qrels, run)

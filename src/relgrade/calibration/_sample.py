@@ -167,7 +167,7 @@ def query_pool(
     for q, d in unjudged:
         pool.setdefault(q, {}).setdefault(d, None)
     for run in runs:
-        for q, docs in run.ranked().items():
+        for q, docs in run.ranked(depth).items():
             pool.setdefault(q, {}).update(dict.fromkeys(docs[:depth]))
     return {q: tuple(docs) for q, docs in pool.items() if docs}
 

@@ -165,7 +165,7 @@ def compare_runs(
             float(Dj[judged, j].mean()) if judged.any() else None, n, len(population), lam, half,
             worth, names[0], human_names[j], note)
     notes = []
-    absent = [q for q in labeled if any(q not in set(r.query_id.tolist()) for r in runs)]
+    absent = [q for q in labeled if any(q not in set(r.query_ids()) for r in runs)]
     if absent:
         notes.append(f"{len(absent)} of the {n} human-labeled queries are missing from a run (e.g. {absent[0]}): they "
                      "score 0 there under human and judge labels alike")

@@ -66,7 +66,7 @@ def prepare(human, judge, metrics, k, no_answer: str, rel_threshold: int, runs: 
                          path=human_q.source)
     population = labeled + unlabeled
     for run in runs:
-        if not set(run.query_id.tolist()).intersection(population):
+        if not set(run.query_ids()).intersection(population):
             raise no_shared_queries(run, population, human_q.source)
     return human_q, sets, judge_q, chosen, labeled, unlabeled, rel_threshold
 
@@ -133,7 +133,7 @@ def estimate(
     human_q, sets, judge_q, chosen, labeled, unlabeled, rel_threshold = prepare(human, judge, metrics, k, no_answer,
                                                                                 rel_threshold, [run])
     n, population = len(labeled), labeled + unlabeled
-    in_run = set(run.query_id.tolist())
+    in_run = set(run.query_ids())
     Y = per_query_values(human_q, run, chosen, labeled, rel_threshold=rel_threshold)
     A = answerable(human_q, labeled, rel_threshold)
     pred = predict(run, human_q, sets, chosen, rel_threshold=rel_threshold, prediction=prediction, folds=folds,

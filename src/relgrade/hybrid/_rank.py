@@ -215,7 +215,7 @@ def rank_systems(
     names = tuple(runs)
     population = labeled + unlabeled
     for r in runs.values():
-        if not set(r.query_id.tolist()).intersection(population):
+        if not set(r.query_ids()).intersection(population):
             raise no_shared_queries(r, population, human_q.source)
     H = np.column_stack([per_query_values(human_q, r, [metric], labeled, rel_threshold=rel_threshold)[:, 0]
                          for r in runs.values()])

@@ -9,7 +9,7 @@ One JSON object per line (or a JSON list of them)::
 A case with no relevant document is a **no-answer** case; ``forbidden_doc_ids`` make it a
 **tenant / permission** case: any of those documents in the top k is a leak. A missing
 ``query_id`` is derived from the query text (:func:`query_id_for`) so a run file written by
-another tool with the same query text matches it.
+another tool with the same query text matches it. Ids follow :mod:`relgrade.io._ids`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from relgrade._errors import InputError
+from relgrade.io._grades import parse_grade
+from relgrade.io._ids import as_id
 from relgrade.io._qrels import Qrels
-from relgrade.io._labels import parse_grade
 from relgrade.io._text import iter_jsonl, loads_json, read_text, sniff_kind
 
 
@@ -146,7 +147,7 @@ def _case(obj: Any, path, line, index) -> GoldenCase:
         value = parse_grade(grade, what=f"grade for {doc!r}", **where)
         if value is None:
             raise InputError(f"grade for {doc!r} is empty; use an integer such as 0-3", **where)
-        clean[str(doc)] = value
+        clean[as_id(doc, "doc_id in 'relevance_grades'", **where)] = value
     forbidden = obj.get("forbidden_doc_ids", [])
     if not isinstance(forbidden, list):
         raise InputError("'forbidden_doc_ids' must be a list of document ids", **where)
@@ -160,10 +161,10 @@ def _case(obj: Any, path, line, index) -> GoldenCase:
     qid = obj.get("query_id")
     return GoldenCase(
         query=query,
-        relevant_doc_ids=tuple(map(str, rel)),
-        query_id="" if qid in (None, "") else str(qid),
+        relevant_doc_ids=tuple(as_id(d, "id in 'relevant_doc_ids'", **where) for d in rel),
+        query_id="" if qid is None or qid == "" else as_id(qid, "query_id", **where),
         relevance_grades=clean,
-        forbidden_doc_ids=tuple(map(str, forbidden)),
+        forbidden_doc_ids=tuple(as_id(d, "id in 'forbidden_doc_ids'", **where) for d in forbidden),
         tags=tuple(map(str, tags)),
-        text_sha256={str(d): h.lower() for d, h in hashes.items()},
+        text_sha256={as_id(d, "doc_id in 'text_sha256'", **where): h.lower() for d, h in hashes.items()},
     )

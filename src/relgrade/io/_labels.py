@@ -1,13 +1,7 @@
-"""The one label model: every graded (query, doc) pair relgrade reads or writes, with its provenance.
+"""Reading and writing label files: the one label reader, the one writer, and qrels.
 
-A :class:`Label` is one row: ``query_id, doc_id, grade`` (None when the pair is pooled but not graded yet),
-``source`` (``human`` or ``judge``), who made it (``annotator`` or ``model`` and ``prompt_hash``), the grade
-``scale`` it was given on, ``text_sha256`` of the chunk text it was made on, ``time``, and the sampling design
-that chose it (``design``, ``stratum`` and the inclusion ``weight`` = 1/pi). A :class:`LabelSet` is the rows of
-one file plus what the file declares (scale, design); ``to_frame()`` gives a pandas table with
-:data:`COLUMNS`.
-
-One reader, :func:`read_labels`, reads every label file:
+The rows become the one label model of :mod:`relgrade.io._label_model` (:class:`Label`, :class:`LabelSet`,
+re-exported here). One reader, :func:`read_labels`, reads every label file:
 
 * TREC qrels ``query_id iteration doc_id grade`` (whitespace separated);
 * CSV or JSONL with columns ``query_id, doc_id, grade`` and any of :data:`COLUMNS` (aliases such as ``qid``,
@@ -17,8 +11,8 @@ One reader, :func:`read_labels`, reads every label file:
   (``OUT.details.jsonl``: a null grade is an unjudged pair; its ``scale`` is the judge's scale);
 * a golden set (:mod:`relgrade.io._golden`).
 
-Rules, the same for every file: ids are strings, always (``NA``, ``NULL``, ``nan`` are ids, never missing
-values); a grade is an integer written as an integer, float or string (``2``, ``2.0``, ``"2"``), never NaN,
+Rules, the same for every file: ids follow the one id rule of :mod:`relgrade.io._ids` (strings, the whitespace
+around them dropped, ``NA``, ``NULL``, ``nan`` are ids, never missing values); a grade is an integer written as an integer, float or string (``2``, ``2.0``, ``"2"``), never NaN,
 infinity or a boolean; one row per (pair, annotator) for human labels and per pair for a judge; a grade outside
 the scale is an error naming the file, the count and the first line (nothing is clipped); a label made on
 a text records the text's SHA-256 (``text`` alone is hashed). Several annotators of one pair are combined by
@@ -27,294 +21,40 @@ a text records the text's SHA-256 (``text`` alone is hashed). Several annotators
 One writer, :func:`write_labels`: CSV or JSONL by extension. In CSV, a text cell that a spreadsheet would run
 as a formula (starting ``=``, ``+``, ``-``, ``@``, tab or CR) is written with a leading ``'`` and read back
 without it (OWASP, "CSV injection"), so ids survive the round trip.
+
+Plain TREC qrels are read as columns (:mod:`relgrade.io._trec`): :func:`read_qrels` keeps them as columns,
+:func:`read_labels` makes the :class:`Label` rows from them.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from itertools import repeat
+from dataclasses import fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from relgrade._errors import InputError
-from relgrade.io._text import csv_cell, iter_csv, iter_jsonl, iter_lines, loads_json, pick, read_text, sniff_kind
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from relgrade.io._qrels import Qrels
-
-SOURCES = ("human", "judge")
-DEFAULT_SCALE = (0, 1, 2, 3)
-DESIGNS = ("queries", "strata")
-
-QUERY_FIELDS = ("query_id", "qid", "topic", "query-id")
-DOC_FIELDS = ("doc_id", "docid", "docno", "pid", "corpus_id", "corpus-id")
-GRADE_FIELDS = ("grade", "relevance", "label", "score", "rel")
-ANNOTATOR_FIELDS = ("annotator", "assessor", "rater")
-TIME_FIELDS = ("time", "timestamp", "labeled_at", "created")
-DETAIL_KEYS = ("distribution", "expected_grade", "reason", "model", "prompt_hash", "status")
-
-COLUMNS = ("query_id", "doc_id", "grade", "source", "annotator", "model", "prompt_hash", "scale", "text_sha256",
-           "time", "design", "stratum", "weight")
-"""The columns of :meth:`LabelSet.to_frame` (further fields of :class:`Label` are added when any row has them)."""
-
-
-def text_sha256(text: str) -> str:
-    """Hex SHA-256 of ``text`` encoded as UTF-8 (no normalisation: any change makes a label stale)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True)
-class Label:
-    """One graded (query, doc) pair and where it came from (module docstring)."""
-
-    query_id: str
-    doc_id: str
-    grade: int | None
-    source: str  # "human" or "judge"
-    annotator: str | None = None
-    annotations: Mapping[str, int] | None = None  # several annotators: each one's grade
-    model: str | None = None
-    prompt_hash: str | None = None
-    judge_grade: int | None = None  # the judge's own grade when a mapping changed it
-    mapped: bool = False
-    time: str | None = None
-    text_sha256: str | None = None
-    scale: tuple[int, ...] | None = None
-    design: str | None = None
-    stratum: str | None = None
-    weight: float | None = None  # 1 / inclusion probability
-    expected_grade: float | None = None
-    distribution: Mapping[int, float] | None = None
-    query: str | None = None
-    text: str | None = None
-    reason: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.source not in SOURCES:
-            raise InputError(f"label source must be one of {SOURCES}, got {self.source!r}")
-
-    def to_dict(self, columns: Sequence[str] | None = None) -> dict[str, Any]:
-        """The row as JSON-ready values; without ``columns`` the unset (None/False) fields are left out."""
-        names = columns or [f.name for f in fields(self)]
-        out: dict[str, Any] = {}
-        for name in names:
-            value = getattr(self, name, None)
-            if columns is None and (value is None or value is False) and name != "grade":
-                continue
-            if name == "scale" and value is not None:
-                value = list(value)
-            elif name in ("annotations", "distribution") and value is not None:
-                value = {str(k): v for k, v in value.items()}
-            out[name] = value
-        return out
-
-
-@dataclass(frozen=True)
-class LabelSet:
-    """The graded rows of one label file (one per pair and annotator) and what the file declares."""
-
-    labels: tuple[Label, ...]
-    source: str | None = None
-    scale: tuple[int, ...] | None = None  # the scale the file declares (a judge's details 'scale'), else None
-    design: str | None = None  # the sampling design the rows record ('queries' or 'strata'), else None
-    n_empty: int = 0  # rows without a grade: unjudged (judge) or not labeled yet (a sample file)
-    unjudged: tuple[tuple[str, str], ...] = ()  # the (query, doc) pairs of those rows
-    model: str | None = None
-    lines: tuple[int, ...] = field(default=(), repr=False, compare=False)  # file line of each row
-
-    def __len__(self) -> int:
-        return len(self.labels)
-
-    def consensus(self) -> tuple[Label, ...]:
-        """One label per pair: the :func:`lower_median` of its annotators' grades, every grade in ``annotations``,
-        the latest time; a pair labeled on two different texts is an error (relabel it on the current text)."""
-        if len({(lab.query_id, lab.doc_id) for lab in self.labels}) == len(self.labels) and \
-                all(lab.annotations is None for lab in self.labels):
-            return self.labels  # one row per pair: nothing to combine
-        groups: dict[tuple[str, str], list[Label]] = {}
-        for lab in self.labels:
-            groups.setdefault((lab.query_id, lab.doc_id), []).append(lab)
-        out = []
-        for key, group in groups.items():
-            if len(group) == 1 and group[0].annotations is None:
-                out.append(group[0])
-                continue
-            hashes = {lab.text_sha256 for lab in group} - {None}
-            if len(hashes) > 1:
-                raise InputError(f"pair {key} was labeled on two different texts; relabel it on the current text",
-                                 path=self.source)
-            grades = {lab.annotator or "": lab.grade for lab in group}
-            times = [lab.time for lab in group if lab.time]
-            names = sorted(n for n in grades if n)
-            first = group[0]
-            out.append(Label(key[0], key[1], lower_median(grades.values()), first.source,
-                             annotator=",".join(names) or None, annotations=grades if len(grades) > 1 else None,
-                             model=first.model, prompt_hash=first.prompt_hash, time=max(times) if times else None,
-                             text_sha256=hashes.pop() if hashes else None, scale=first.scale, design=first.design,
-                             stratum=first.stratum, weight=first.weight, query=first.query, text=first.text))
-        return tuple(out)
-
-    def grades(self) -> dict[str, dict[str, int]]:
-        """``{query_id: {doc_id: grade}}`` of the consensus labels."""
-        out: dict[str, dict[str, int]] = {}
-        for lab in self.consensus():
-            out.setdefault(lab.query_id, {})[lab.doc_id] = lab.grade
-        return out
-
-    def annotations(self) -> dict[tuple[str, str], dict[str, int]]:
-        """``{(query_id, doc_id): {annotator: grade}}`` for pairs with a named annotator or several grades."""
-        per: dict[tuple[str, str], dict[str, int]] = {}
-        for lab in self.labels:
-            per.setdefault((lab.query_id, lab.doc_id), {})[lab.annotator or ""] = lab.grade
-        return {k: v for k, v in per.items() if len(v) > 1 or any(v)}
-
-    def weights(self) -> dict[tuple[str, str], float] | None:
-        """``{(query_id, doc_id): 1/pi}`` when the rows carry inclusion weights, else None."""
-        out = {(lab.query_id, lab.doc_id): lab.weight for lab in self.labels if lab.weight is not None}
-        return out or None
-
-    def info(self) -> dict[tuple[str, str], dict[str, str]]:
-        """``{(query_id, doc_id): {"query", "text", "reason"}}`` for the rows that carry texts."""
-        out: dict[tuple[str, str], dict[str, str]] = {}
-        for lab in self.labels:
-            texts = {k: getattr(lab, k) for k in ("query", "text", "reason") if getattr(lab, k)}
-            if texts:
-                out.setdefault((lab.query_id, lab.doc_id), texts)
-        return out
-
-    def to_qrels(self) -> "Qrels":
-        from relgrade.io._qrels import Qrels
-
-        plain = all(lab.annotator is None and lab.annotations is None for lab in self.labels)
-        return Qrels(self.grades(), annotations={} if plain else self.annotations(), source=self.source)
-
-    def to_frame(self) -> "pd.DataFrame":
-        """A pandas table, one row per label, with :data:`COLUMNS` (plus any other field a row sets)."""
-        import pandas as pd
-
-        extra = [f.name for f in fields(Label) if f.name not in COLUMNS
-                 and any(getattr(lab, f.name) not in (None, False) for lab in self.labels)]
-        cols = list(COLUMNS) + extra
-        return pd.DataFrame([lab.to_dict(cols) for lab in self.labels], columns=cols, dtype=object)
-
-
-# -- one grade parser, one median, one scale check ------------------------------------------------------------
-def parse_grade(value: Any, *, path: str | Path | None = None, line: int | None = None,
-                what: str = "grade") -> int | None:
-    """An integer grade from ``2``, ``2.0`` or ``"2"``; None for null or an empty cell. NaN, infinity,
-    booleans, fractions and words are an :class:`InputError` naming the file and line."""
-    if type(value) is str and value.isdecimal():  # the common case (int() reads every Unicode decimal digit)
-        return int(value)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, bool):
-        raise InputError(f"{what} {value!r} is a boolean; use an integer grade such as 0, 1, 2 or 3", path=path, line=line)
-    if isinstance(value, int):
-        return value
-    try:
-        number = float(value.strip() if isinstance(value, str) else value)
-    except (TypeError, ValueError):
-        raise InputError(f"{what} {value!r} is not a number; use an integer grade such as 0, 1, 2 or 3",
-                         path=path, line=line) from None
-    if not math.isfinite(number):
-        raise InputError(f"{what} {value!r} is not a finite number; use an integer grade such as 0, 1, 2 or 3",
-                         path=path, line=line)
-    if number != int(number):
-        raise InputError(f"{what} {value!r} is not an integer grade; use 0, 1, 2 or 3", path=path, line=line)
-    return int(number)
-
-
-def lower_median(grades: Iterable[int]) -> int:
-    """The lower median of several annotators' grades (1 and 2 give 1; 0, 2, 3 give 2)."""
-    ordered = sorted(grades)
-    return ordered[(len(ordered) - 1) // 2]
-
-
-def parse_scale_value(value: Any, *, path: str | Path | None = None, line: int | None = None) -> tuple[int, ...]:
-    """A declared scale (a list of at least two increasing integers) or an :class:`InputError`."""
-    ok = isinstance(value, (list, tuple)) and len(value) >= 2 and all(
-        isinstance(v, int) and not isinstance(v, bool) for v in value)
-    if not ok or list(value) != sorted(set(value)):
-        raise InputError(f"'scale' must list at least two increasing integer grades, e.g. [0, 1, 2, 3]; got {value!r}",
-                         path=path, line=line)
-    from relgrade._defaults import MAX_SCALE_GRADES
-
-    if value[-1] - value[0] >= MAX_SCALE_GRADES:  # grade ranges lo..hi are built from it
-        raise InputError(f"'scale' spans {value[0]}-{value[-1]}, over the limit of {MAX_SCALE_GRADES} grades",
-                         path=path, line=line)
-    return tuple(value)
-
-
-def check_in_scale(labels: LabelSet, scale: Sequence[int], *, text: str | None = None, option: str = "--scale") -> None:
-    """Refuse labels outside ``scale``: one error with the count and the first offending line (never clipped)."""
-    allowed = set(scale)
-    bad = [i for i, lab in enumerate(labels.labels) if lab.grade not in allowed]
-    if not bad:
-        return
-    i = bad[0]
-    lab = labels.labels[i]
-    line = labels.lines[i] if i < len(labels.lines) else None
-    shown = f"({lab.query_id}, {lab.doc_id}) grade {lab.grade}"
-    if text is not None and line is not None:
-        raw = text.splitlines()[line - 1].strip() if line - 1 < len(text.splitlines()) else ""
-        shown = repr(raw[:157] + "..." if len(raw) > 160 else raw)
-    where = f"line {line}" if line else "for example"
-    raise InputError(f"{len(bad)} label(s) outside the scale {list(scale)}; e.g. {where}: {shown}; "
-                     f"fix the labels or declare the scale with {option} (nothing is clipped)", path=labels.source)
-
-
-def on_judge_scale(human: Mapping[Any, Mapping[str, int]], judge_scale: Sequence[int] | None,
-                   scale: Sequence[int], threshold: int) -> tuple[tuple[int, ...], dict[Any, dict[str, int]], bool]:
-    """Put human grades on a judge's scale: ``(scale to compare on, human labels, binarized?)``.
-
-    A binary judge (two grades, e.g. ``[0, 1]``) beside graded humans: the human grades are binarized at
-    ``threshold`` (``>= threshold`` becomes the judge's high grade, below its low grade), as trec-style binary
-    relevance does. A judge on the human scale, or on a narrower scale inside it, is compared grade for grade.
-    Works on ``{query: {doc: grade}}`` and on ``{(query, doc): {annotator: grade}}`` alike.
-    """
-    scale = tuple(scale)
-    j_scale = tuple(judge_scale) if judge_scale else scale
-    if j_scale == scale or (set(j_scale) <= set(scale) and len(j_scale) != 2):
-        return scale, {q: dict(d) for q, d in human.items()}, False
-    if len(j_scale) == 2 and len(scale) > 2:
-        if not scale[0] < threshold <= scale[-1]:
-            raise InputError(f"threshold {threshold} must be in ({scale[0]}, {scale[-1]}] to binarize the scale "
-                             f"{list(scale)}; e.g. --threshold 2")
-        lo, hi = j_scale
-        return j_scale, {q: {d: hi if g >= threshold else lo for d, g in docs.items()} for q, docs in human.items()}, True
-    if set(j_scale) <= set(scale):
-        return scale, {q: dict(d) for q, d in human.items()}, False
-    raise InputError(f"the judge grades on {span(j_scale)}, which does not fit the human scale --scale {span(scale)}; "
-                     "declare the human scale with --scale")
-
-
-def span(scale: Sequence[int]) -> str:
-    """``0-3`` for a contiguous scale, else ``0,2,4``."""
-    scale = list(scale)
-    return f"{scale[0]}-{scale[-1]}" if scale == list(range(scale[0], scale[-1] + 1)) else ",".join(map(str, scale))
+from relgrade.io._golden import is_golden, read_golden_text
+from relgrade.io._grades import (  # noqa: F401  (re-exported: relgrade.io._labels is where callers import them)
+    ANNOTATOR_FIELDS, DEFAULT_SCALE, DESIGNS, DETAIL_KEYS, DOC_FIELDS, GRADE_FIELDS, QUERY_FIELDS, SOURCES, TIME_FIELDS,
+    lower_median, parse_grade, parse_scale_value, span,
+)
+from relgrade.io._columns import paused_gc, to_numpy
+from relgrade.io._ids import as_id
+from relgrade.io._label_model import (  # noqa: F401  (re-exported)
+    COLUMNS, Label, LabelSet, check_in_scale, on_judge_scale, text_sha256,
+)
+from relgrade.io._qrels import LabelColumns, Qrels, check_trec_ids
+from relgrade.io._text import csv_cell, iter_csv, iter_jsonl, loads_json, pick, read_bytes, read_text, sniff_bytes
+from relgrade.io._trec import QRELS_FIELDS, fast_columns, fast_ids, qrels_lines, repeats_pair
 
 
 # -- the reader -------------------------------------------------------------------------------------------------
 def _is_details(obj: Mapping[str, Any]) -> bool:
     return "grade" in obj and "source" not in obj and any(k in obj for k in DETAIL_KEYS)
-
-
-def _id(value: Any, name: str, path, line: int) -> str:
-    if type(value) is str:
-        out = value.strip()
-        if out:
-            return out
-    if value is None or isinstance(value, (bool, dict, list)) or (isinstance(value, float) and not math.isfinite(value)):
-        raise InputError(f"{name} {value!r} is not an id; each label needs query_id, doc_id and grade", path=path, line=line)
-    out = value.strip() if isinstance(value, str) else str(value)
-    if not out:
-        raise InputError(f"missing {name}; each label needs query_id, doc_id and grade", path=path, line=line)
-    return out
 
 
 def _str(value: Any) -> str | None:
@@ -356,11 +96,11 @@ def _plain_label(query_id: str, doc_id: str, grade: int | None, source: str, ann
 def _row_label(row: Mapping[str, Any], path, line: int, source: str) -> Label:
     if _PLAIN.issuperset(row):  # the common plain row: no provenance to read
         a = row.get("annotator")
-        return _plain_label(_id(row.get("query_id"), "query_id", path, line), _id(row.get("doc_id"), "doc_id", path, line),
+        return _plain_label(as_id(row.get("query_id"), "query_id", path=path, line=line), as_id(row.get("doc_id"), "doc_id", path=path, line=line),
                             parse_grade(row.get("grade"), path=path, line=line), source,
                             a.strip() or None if type(a) is str else _str(a))
-    q = _id(pick(row, QUERY_FIELDS), "query_id", path, line)
-    d = _id(pick(row, DOC_FIELDS), "doc_id", path, line)
+    q = as_id(pick(row, QUERY_FIELDS), "query_id", path=path, line=line)
+    d = as_id(pick(row, DOC_FIELDS), "doc_id", path=path, line=line)
     g = parse_grade(pick(row, GRADE_FIELDS), path=path, line=line)
     src = row.get("source")
     if src not in (None, ""):
@@ -411,12 +151,37 @@ def _row_label(row: Mapping[str, Any], path, line: int, source: str) -> Label:
 
 def _trec_rows(path, text: str, source: str):
     """``(line, Label)`` per TREC qrels line (the fields are whitespace-free tokens: no id to strip)."""
-    for number, line in iter_lines(text):
-        fields_ = line.split()
-        if len(fields_) != 4:
-            raise InputError(f"expected 4 fields 'query_id iteration doc_id grade' (TREC qrels), got {len(fields_)}",
-                             path=path, line=number)
+    for number, fields_ in qrels_lines(path, text):
         yield number, _plain_label(fields_[0], fields_[2], parse_grade(fields_[3], path=path, line=number), source, None)
+
+
+def _fast_trec_qrels(path, data: bytes) -> LabelColumns | None:
+    """Plain TREC qrels as columns, one row per line; None sends the file to the line-exact reader."""
+    import numpy as np
+    import pyarrow as pa
+
+    table = fast_columns(data, QRELS_FIELDS, {"grade": pa.int64()})
+    if table is None:
+        return None
+    newlines = int(np.count_nonzero(np.frombuffer(data, np.uint8) == 10))
+    if table.num_rows != newlines + (data[-1:] != b"\n"):
+        return None  # blank lines: rows are not lines
+    query, doc = fast_ids(table, "query_id"), fast_ids(table, "doc_id")
+    if query is None or doc is None or repeats_pair(query.codes, doc.codes, query.n_names, doc.n_names):
+        return None
+    return LabelColumns(query, doc, to_numpy(table.column("grade")).astype(np.int64, copy=False))
+
+
+def _trec_label_set(path, data: bytes, columns: LabelColumns, source: str, scale) -> LabelSet:
+    import numpy as np
+
+    with paused_gc():
+        labels = tuple(map(_plain_label, columns.query.values().tolist(), columns.doc.values().tolist(),
+                           columns.grade.tolist(), repeat(source), repeat(None)))
+    result = LabelSet(labels, str(path), lines=tuple(range(1, len(labels) + 1)))
+    if scale is not None and not np.isin(columns.grade, list(scale)).all():
+        check_in_scale(result, scale, text=read_text(path, what="labels file", data=data))
+    return result
 
 
 def read_labels(path: str | Path, *, source: str = "human", scale: Sequence[int] | None = DEFAULT_SCALE,
@@ -429,11 +194,14 @@ def read_labels(path: str | Path, *, source: str = "human", scale: Sequence[int]
     """
     if source not in SOURCES:
         raise InputError(f"source must be one of {SOURCES}, got {source!r}")
-    text = read_text(path, what="labels file")
-    kind = sniff_kind(path, text)
+    data = read_bytes(path, what="labels file")
+    kind = sniff_bytes(path, data)
+    if kind == "whitespace":
+        columns = _fast_trec_qrels(path, data)
+        if columns is not None:
+            return _trec_label_set(path, data, columns, source, scale)
+    text = read_text(path, what="labels file", data=data)
     if kind in {"jsonl", "json"}:
-        from relgrade.io._golden import is_golden, read_golden_text
-
         if is_golden(path, text, kind):
             qrels = read_golden_text(path, text, kind).to_qrels()
             labels = tuple(Label(q, d, g, source) for q, docs in qrels.labels.items() for d, g in docs.items())
@@ -543,3 +311,40 @@ def _cell(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{value!r}")
     return csv_cell(value)
+
+
+# -- qrels ------------------------------------------------------------------------------------------------------
+def read_qrels(path: str | Path) -> Qrels:
+    """Read TREC qrels, CSV/JSONL labels (any file :func:`read_labels` reads) or a golden set."""
+    data = read_bytes(path, what="qrels file")
+    kind = sniff_bytes(path, data)
+    if kind in {"jsonl", "json"}:
+        text = read_text(path, what="qrels file", data=data)
+        if is_golden(path, text, kind):
+            return read_golden_text(path, text, kind).to_qrels()
+        if kind == "json":
+            raise InputError("a JSON list here must be a golden set (objects with 'query' and 'relevant_doc_ids')", path=path)
+    elif kind == "whitespace":
+        columns = _fast_trec_qrels(path, data)
+        if columns is not None:
+            return Qrels(columns, source=str(path))
+    return read_labels(path, scale=None, empty="error").to_qrels()
+
+
+def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]], path: str | Path) -> Path:
+    """Write TREC qrels (``qid 0 docid grade``), or CSV/JSONL by extension."""
+    labels = qrels.labels if isinstance(qrels, Qrels) else qrels
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix in {".csv", ".jsonl", ".ndjson", ".json"}:
+        rows = ({"query_id": q, "doc_id": d, "grade": int(g)} for q, docs in labels.items() for d, g in docs.items())
+        return write_labels(rows, p, columns=("query_id", "doc_id", "grade"))
+    check_trec_ids([*labels, *(d for docs in labels.values() for d in docs)], path=p)
+    try:
+        with open(p, "w", encoding="utf-8", newline="") as fh:
+            for q, docs in labels.items():
+                for d, g in docs.items():
+                    fh.write(f"{q} 0 {d} {int(g)}\n")
+    except OSError as exc:
+        raise InputError(f"cannot write ({exc.strerror}); choose another path", path=p) from None
+    return p

@@ -1,22 +1,78 @@
 """Relevance labels (qrels): ``{query_id: {doc_id: grade}}`` with the set of declared topics.
 
-Formats read: TREC qrels (``qid iter docid grade``), CSV or JSONL with columns
-``query_id, doc_id, grade[, annotator]`` and a golden set (see :mod:`relgrade.io._golden`).
+A :class:`Qrels` is held as columns (query and doc ids factorised once, grades as int64): the metrics join them
+to a run without a Python loop per label; ``labels`` (the dict of dicts) is built on first use. The readers are
+:func:`relgrade.io.read_qrels` and :func:`relgrade.io.read_labels` (:mod:`relgrade.io._labels`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from relgrade._errors import InputError
-from relgrade.io._text import read_text, sniff_kind
-
-from relgrade.io._labels import ANNOTATOR_FIELDS, DOC_FIELDS, GRADE_FIELDS, QUERY_FIELDS, parse_grade
+from relgrade.io._columns import Ids, take
+from relgrade.io._grades import ANNOTATOR_FIELDS, DOC_FIELDS, GRADE_FIELDS, QUERY_FIELDS, lower_median, parse_grade
+from relgrade.io._ids import as_id
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
+
+
+@dataclass(frozen=True)
+class LabelColumns:
+    """One row per labeled pair: ``query`` and ``doc`` ids (factorised) and the integer ``grade``."""
+
+    query: Ids
+    doc: Ids
+    grade: "np.ndarray"
+
+    @classmethod
+    def from_mapping(cls, labels: Mapping[Any, Mapping[Any, Any]]) -> "LabelColumns":
+        import numpy as np
+
+        docs = list(chain.from_iterable(labels.values()))
+        grades = list(chain.from_iterable(d.values() for d in labels.values()))
+        sizes = list(map(len, labels.values()))
+        query = Ids.from_values(list(labels), "query_id")
+        column = np.array(grades)
+        if column.dtype.kind not in "iub":
+            column = np.array([int(g) for g in grades], dtype=np.int64)
+        made = cls(Ids(np.repeat(query.codes, sizes), query.names, rewritten=query.rewritten),
+                   Ids.from_values(docs, "doc_id"), column.astype(np.int64, copy=False))
+        if query.rewritten or made.doc.rewritten:
+            made.check_unique(None)
+        return made
+
+    def check_unique(self, source: str | None) -> None:
+        """Refuse a pair labeled twice (ids the id rule made equal, e.g. ``d1`` and `` d1``)."""
+        import numpy as np
+
+        key = self.query.codes.astype(np.int64) * max(self.doc.n_names, 1) + self.doc.codes
+        ordered = np.sort(key)
+        twice = np.flatnonzero(ordered[1:] == ordered[:-1])
+        if len(twice):
+            q, d = divmod(int(ordered[twice[0]]), max(self.doc.n_names, 1))
+            raise InputError(f"pair ({self.query.name_list()[q]}, {self.doc.name_list()[d]}) is labeled twice; keep "
+                             "one label per pair", path=source)
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        import numpy as np
+
+        if not len(self.grade):
+            return {}
+        order = np.argsort(self.query.codes, kind="stable")
+        q = self.query.codes[order]
+        docs = take(self.doc.names, self.doc.codes[order]).to_pylist()
+        grades = self.grade[order].tolist()
+        starts = np.flatnonzero(np.concatenate([[True], q[1:] != q[:-1]]))
+        ends = np.append(starts[1:], len(q)).tolist()
+        names = self.query.name_list()
+        return {names[c]: dict(zip(docs[s:e], grades[s:e])) for c, s, e in zip(q[starts].tolist(), starts.tolist(), ends)}
 
 
 class Qrels:
@@ -26,14 +82,14 @@ class Qrels:
     those with no relevant document (no-answer cases). ``forbidden`` maps a query to documents
     that must never be retrieved for it (tenant / permission cases). ``annotations`` keeps the
     individual grades when several annotators labeled the same pair (``labels`` then holds their
-    lower median, see :meth:`from_records`).
+    lower median, see :meth:`from_records`). Ids follow :mod:`relgrade.io._ids`.
     """
 
-    __slots__ = ("labels", "topics", "forbidden", "queries", "annotations", "tags", "source")
+    __slots__ = ("columns", "_labels", "topics", "forbidden", "queries", "annotations", "tags", "source")
 
     def __init__(
         self,
-        labels: Mapping[str, Mapping[str, int]],
+        labels: Mapping[str, Mapping[str, int]] | LabelColumns,
         *,
         topics: Iterable[str] | None = None,
         forbidden: Mapping[str, Iterable[str]] | None = None,
@@ -42,15 +98,14 @@ class Qrels:
         tags: Mapping[str, Iterable[str]] | None = None,
         source: str | None = None,
     ):
-        self.labels: dict[str, dict[str, int]] = {
-            str(q): {d if type(d) is str else str(d): g if type(g) is int else int(g) for d, g in docs.items()}
-            for q, docs in labels.items()
-        }
-        declared = dict.fromkeys(str(t) for t in (topics if topics is not None else []))
-        declared.update(dict.fromkeys(self.labels))
+        self.columns = labels if isinstance(labels, LabelColumns) else LabelColumns.from_mapping(labels)
+        self._labels: dict[str, dict[str, int]] | None = None
+        declared = dict.fromkeys(as_id(t, "topic") for t in (topics if topics is not None else []))
+        declared.update(dict.fromkeys(self.columns.query.name_list()))
         self.topics: tuple[str, ...] = tuple(declared)
         self.forbidden: dict[str, frozenset[str]] = {
-            str(q): frozenset(map(str, docs)) for q, docs in (forbidden or {}).items() if docs
+            as_id(q, "query_id"): frozenset(as_id(d, "forbidden doc_id") for d in docs)
+            for q, docs in (forbidden or {}).items() if docs
         }
         self.queries: dict[str, str] = dict(queries or {})
         self.annotations: dict[tuple[str, str], dict[str, int]] = {
@@ -58,6 +113,13 @@ class Qrels:
         }
         self.tags: dict[str, tuple[str, ...]] = {q: tuple(t) for q, t in (tags or {}).items()}
         self.source = source
+
+    @property
+    def labels(self) -> dict[str, dict[str, int]]:
+        """``{query_id: {doc_id: grade}}`` (built from the columns on first use)."""
+        if self._labels is None:
+            self._labels = self.columns.to_dict()
+        return self._labels
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -73,11 +135,9 @@ class Qrels:
         With several grades for one pair, ``labels`` holds their lower median (conservative: with
         grades 1 and 2 the pair gets 1) and ``annotations`` keeps every grade.
         """
-        from relgrade.io._labels import lower_median
-
         per_pair: dict[tuple[str, str], dict[str, int]] = {}
         for q, d, g, a in records:
-            per_pair.setdefault((q, d), {})[a or ""] = g
+            per_pair.setdefault((as_id(q, "query_id", path=source), as_id(d, "doc_id", path=source)), {})[a or ""] = g
         labels: dict[str, dict[str, int]] = {}
         annotations: dict[tuple[str, str], dict[str, int]] = {}
         for (q, d), by_annotator in per_pair.items():
@@ -100,7 +160,7 @@ class Qrels:
         grades = [parse_grade(v, what=f"grade in column {g!r}") for v in frame[g].tolist()]
         if any(v is None for v in grades):
             raise InputError(f"DataFrame column {g!r} has an empty grade; every row needs a grade")
-        records = zip(frame[q].astype(str), frame[d].astype(str), grades, annotators)
+        records = zip(frame[q].tolist(), frame[d].tolist(), grades, annotators)
         made = cls.from_records(records, source=kwargs.pop("source", None))
         return cls(made.labels, annotations=made.annotations, source=made.source, **kwargs)
 
@@ -118,48 +178,10 @@ class Qrels:
         return [d for d, g in self.labels.get(query_id, {}).items() if g >= threshold]
 
     def __len__(self) -> int:
-        return sum(len(docs) for docs in self.labels.values())
+        return len(self.columns.grade)
 
     def __repr__(self) -> str:
         return f"Qrels({len(self.topics)} topics, {len(self)} labels)"
-
-
-def read_qrels(path: str | Path) -> Qrels:
-    """Read TREC qrels, CSV/JSONL labels (any file :func:`relgrade.io.read_labels` reads) or a golden set."""
-    from relgrade.io._labels import read_labels
-
-    text = read_text(path, what="qrels file")
-    kind = sniff_kind(path, text)
-    if kind in {"jsonl", "json"}:
-        from relgrade.io._golden import is_golden, read_golden_text
-
-        if is_golden(path, text, kind):
-            return read_golden_text(path, text, kind).to_qrels()
-        if kind == "json":
-            raise InputError("a JSON list here must be a golden set (objects with 'query' and 'relevant_doc_ids')", path=path)
-    return read_labels(path, scale=None, empty="error").to_qrels()
-
-
-def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]], path: str | Path) -> Path:
-    """Write TREC qrels (``qid 0 docid grade``), or CSV/JSONL by extension."""
-    labels = qrels.labels if isinstance(qrels, Qrels) else qrels
-    p = Path(path)
-    suffix = p.suffix.lower()
-    if suffix not in {".csv", ".jsonl", ".ndjson", ".json"}:
-        check_trec_ids([*labels, *(d for docs in labels.values() for d in docs)], path=p)
-    if suffix in {".csv", ".jsonl", ".ndjson", ".json"}:
-        from relgrade.io._labels import write_labels
-
-        rows = ({"query_id": q, "doc_id": d, "grade": int(g)} for q, docs in labels.items() for d, g in docs.items())
-        return write_labels(rows, p, columns=("query_id", "doc_id", "grade"))
-    try:
-        with open(p, "w", encoding="utf-8", newline="") as fh:
-            for q, docs in labels.items():
-                for d, g in docs.items():
-                    fh.write(f"{q} 0 {d} {int(g)}\n")
-    except OSError as exc:
-        raise InputError(f"cannot write ({exc.strerror}); choose another path", path=p) from None
-    return p
 
 
 def check_trec_ids(ids: Iterable[str], *, path: str | Path, what: str = "qrels") -> None:

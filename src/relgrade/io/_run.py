@@ -1,52 +1,47 @@
 """Runs: what a retriever returned, per query, in rank order.
 
-Formats read: TREC runs (``qid Q0 docid rank score tag``; as in trec_eval the rank column is
-ignored and documents are ordered by score *in single precision* (trec_eval stores a score as a C
-``float``), ties broken by doc id in reverse lexicographic order; ids are strings, always: ``NA`` or
-``NULL`` is a doc id, never a missing value) and a RAG-native JSONL, one line per query::
+As in trec_eval, documents are ordered by score *in single precision* (trec_eval stores a score as a C ``float``),
+ties broken by doc id in reverse lexicographic order (:mod:`relgrade.io._order`); ids follow the one id rule of
+:mod:`relgrade.io._ids` (``NA`` or ``NULL`` is a doc id, never a missing value). The readers are in
+:mod:`relgrade.io._run_read`.
 
-    {"query_id", "query", "results": [{"doc_id", "text"?, "score"?}, ...]}
-
-where list order is rank order. Texts met in a JSONL run are kept in :attr:`Run.texts`.
+A run is held as columns: query and doc ids factorised once (:class:`relgrade.io._columns.Ids`), scores as
+float64. ``query_id`` and ``doc_id`` (one Python string per row) are built only when asked for.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from relgrade._errors import InputError
-from relgrade.io._text import iter_jsonl, iter_lines, pick, read_text, sniff_kind
+from relgrade.io._columns import Ids, take
+from relgrade.io._ids import as_id
+from relgrade.io._order import trec_order, trec_score
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-
-def trec_score(score: "np.ndarray") -> "np.ndarray":
-    """Scores as trec_eval compares them: rounded to float32 (its ``TEXT_RESULTS.sim`` is a C ``float``), so
-    ``0.30000000000000004`` and ``0.3`` tie and the doc id decides, as in trec_eval and pytrec_eval."""
-    import numpy as np
-
-    return np.asarray(score, dtype=np.float64).astype(np.float32)
+__all__ = ["Run", "run_from_hits", "trec_score"]
 
 
 class Run:
     """Retrieved documents per query.
 
-    ``query_id``, ``doc_id`` and ``score`` are parallel numpy arrays, one row per retrieved
-    document. For a JSONL run the score is derived from list position (``n - position``) so that
-    rank order is list order; the scores the file gave are kept in ``given_score``.
+    ``query_id``, ``doc_id`` and ``score`` are parallel arrays, one row per retrieved document
+    (``query_index`` and ``doc_index`` hold the same ids factorised). For a JSONL run the score is derived from
+    list position (``n - position``) so that rank order is list order; the scores the file gave are kept in
+    ``given_score``.
     """
 
-    __slots__ = ("query_id", "doc_id", "score", "given_score", "queries", "texts", "name", "source")
+    __slots__ = ("query_index", "doc_index", "score", "given_score", "queries", "texts", "name", "source", "_order")
 
     def __init__(
         self,
-        query_id: "np.ndarray",
-        doc_id: "np.ndarray",
+        query_id: "np.ndarray | Sequence[str] | Ids",
+        doc_id: "np.ndarray | Sequence[str] | Ids",
         score: "np.ndarray",
         *,
         given_score: "np.ndarray | None" = None,
@@ -57,40 +52,48 @@ class Run:
     ):
         import numpy as np
 
-        self.query_id = np.asarray(query_id, dtype=object)
-        self.doc_id = np.asarray(doc_id, dtype=object)
+        self.query_index = query_id if isinstance(query_id, Ids) else Ids.from_values(query_id, "query_id", source)
+        self.doc_index = doc_id if isinstance(doc_id, Ids) else Ids.from_values(doc_id, "doc_id", source)
         self.score = np.asarray(score, dtype=np.float64)
         self.given_score = self.score if given_score is None else np.asarray(given_score, dtype=np.float64)
-        if not (len(self.query_id) == len(self.doc_id) == len(self.score)):
+        if not (len(self.query_index) == len(self.doc_index) == len(self.score) == len(self.given_score)):
             raise ValueError("query_id, doc_id and score must have the same length")
         self.queries: dict[str, str] = dict(queries or {})
         self.texts: dict[str, str] = dict(texts or {})
         self.name = name
         self.source = source
+        self._order: Any = False  # not computed yet
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
     def from_dict(cls, run: Mapping[str, Mapping[str, float] | Sequence[str]], **kwargs: Any) -> "Run":
         """From ``{qid: {doc_id: score}}`` (trec_eval semantics) or ``{qid: [doc_id, ...]}`` (rank order)."""
-        qs: list[str] = []
-        ds: list[str] = []
-        ss: list[float] = []
-        for q, docs in run.items():
-            q = str(q)
-            if isinstance(docs, Mapping):
-                qs.extend([q] * len(docs))
-                first = next(iter(docs), "")
-                ds.extend(docs if type(first) is str else map(str, docs))
-                ss.extend(docs.values())
-            else:
-                n = len(docs)
-                if len(set(docs)) != n:
-                    raise InputError(f"query {q!r} lists a document twice; each document once per query")
-                for i, d in enumerate(docs):
-                    qs.append(q)
-                    ds.append(str(d))
-                    ss.append(float(n - i))
-        return cls(qs, ds, ss, **kwargs)
+        import numpy as np
+
+        if all(type(docs) is dict for docs in run.values()):  # the usual shape, flattened at C speed
+            ds = list(chain.from_iterable(run.values()))
+            ss = np.fromiter(chain.from_iterable(map(dict.values, run.values())), np.float64, len(ds))
+            sizes = list(map(len, run.values()))
+        else:
+            ds, scores, sizes = [], [], []
+            for q, docs in run.items():
+                sizes.append(len(docs))
+                if isinstance(docs, Mapping):
+                    ds.extend(docs)
+                    scores.extend(docs.values())
+                else:
+                    if len(set(docs)) != len(docs):
+                        raise InputError(f"query {q!r} lists a document twice; each document once per query")
+                    ds.extend(docs)
+                    scores.extend(range(len(docs), 0, -1))
+            ss = np.array(scores, dtype=np.float64)
+        query = Ids.from_values(list(run), "query_id")
+        query = Ids(np.repeat(query.codes, sizes), query.names, rewritten=query.rewritten)
+        docs = Ids.from_values(ds, "doc_id")
+        made = cls(query, docs, ss, **kwargs)
+        if query.rewritten or docs.rewritten:
+            made.check_unique()  # keys that the id rule made equal ('d1' and ' d1')
+        return made
 
     @classmethod
     def from_frame(cls, frame: "pd.DataFrame", **kwargs: Any) -> "Run":
@@ -106,32 +109,65 @@ class Run:
             score = -frame[cols["rank"]].astype(float).to_numpy()
         else:
             raise InputError("DataFrame needs a 'score' or 'rank' column to order the documents")
-        run = cls(frame[q].astype(str).to_numpy(), frame[d].astype(str).to_numpy(), score, **kwargs)
+        run = cls(frame[q].tolist(), frame[d].tolist(), score, **kwargs)
         run.check_unique()
         return run
 
     # -- views ----------------------------------------------------------------------------------
-    def check_unique(self) -> None:
-        import pandas as pd
+    @property
+    def query_id(self) -> "np.ndarray":
+        """The query id of each row (numpy object array, built on first use)."""
+        return self.query_index.values()
 
-        dup = pd.DataFrame({"q": self.query_id, "d": self.doc_id}).duplicated()
-        if dup.any():
-            i = int(dup.to_numpy().argmax())
+    @property
+    def doc_id(self) -> "np.ndarray":
+        """The doc id of each row (numpy object array, built on first use)."""
+        return self.doc_index.values()
+
+    def check_unique(self) -> None:
+        """Refuse a (query, doc) pair listed twice."""
+        import numpy as np
+
+        key = self.query_index.codes.astype(np.int64) * max(self.doc_index.n_names, 1) + self.doc_index.codes
+        order = np.argsort(key, kind="stable")
+        twice = np.flatnonzero(key[order][1:] == key[order][:-1])
+        if len(twice):
+            i = int(order[twice[0] + 1])
             raise InputError(
-                f"document {self.doc_id[i]!r} appears twice for query {self.query_id[i]!r}; "
-                "each document once per query", path=self.source,
+                f"document {self.doc_index.name_list()[self.doc_index.codes[i]]!r} appears twice for query "
+                f"{self.query_index.name_list()[self.query_index.codes[i]]!r}; each document once per query",
+                path=self.source,
             )
 
-    def ranked(self) -> dict[str, list[str]]:
-        """``{qid: [doc_id, ...]}`` in trec_eval's order (score descending, then doc id descending)."""
-        out: dict[str, list[str]] = {q: [] for q in self.query_ids()}
-        rows = sorted(zip(trec_score(self.score).tolist(), self.doc_id.tolist(), self.query_id.tolist()), reverse=True)
-        for _, d, q in rows:
-            out[q].append(d)
-        return out
+    def trec_order(self) -> "np.ndarray | None":
+        """Row permutation into trec_eval's order (queries in first-seen order), None when already in it (cached)."""
+        if self._order is False:
+            self._order = trec_order(self.query_index.codes, self.score, self.doc_index.codes, self.doc_index.names)
+        return self._order
+
+    def ranked(self, depth: int | None = None) -> dict[str, list[str]]:
+        """``{qid: [doc_id, ...]}`` in trec_eval's order (score descending, then doc id descending), queries in
+        first-seen order; with ``depth`` only the top ``depth`` of each query."""
+        import numpy as np
+
+        order = self.trec_order()
+        q = self.query_index.codes if order is None else self.query_index.codes[order]
+        d = self.doc_index.codes if order is None else self.doc_index.codes[order]
+        if not len(q):
+            return {}
+        starts = np.flatnonzero(np.concatenate([[True], q[1:] != q[:-1]]))
+        counts = np.diff(np.append(starts, len(q)))
+        if depth is not None:
+            d = d[np.arange(len(q)) - np.repeat(starts, counts) < depth]
+            counts = np.minimum(counts, depth)
+        ends = np.cumsum(counts)
+        docs = take(self.doc_index.names, d).to_pylist()
+        names = self.query_index.name_list()
+        return {names[c]: docs[e - n:e] for c, n, e in zip(q[starts].tolist(), counts.tolist(), ends.tolist())}
 
     def query_ids(self) -> list[str]:
-        return list(dict.fromkeys(self.query_id.tolist()))
+        """Query ids in first-seen order."""
+        return list(self.query_index.name_list())
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
@@ -140,171 +176,22 @@ class Run:
         return out
 
     def to_frame(self) -> "pd.DataFrame":
+        """One row per retrieved document in trec_eval's order, with its ``rank`` from 1."""
+        import numpy as np
         import pandas as pd
 
-        frame = pd.DataFrame({"query_id": self.query_id, "doc_id": self.doc_id, "score": self.score,
-                              "_order": trec_score(self.score)})
-        frame = frame.sort_values(["query_id", "_order", "doc_id"], ascending=[True, False, False], kind="stable")
-        frame = frame.drop(columns="_order")
+        order = self.trec_order()
+        rows = np.arange(len(self)) if order is None else order
+        frame = pd.DataFrame({"query_id": self.query_id[rows], "doc_id": self.doc_id[rows], "score": self.score[rows]})
+        frame = frame.sort_values("query_id", kind="stable")
         frame["rank"] = frame.groupby("query_id", sort=False).cumcount() + 1
         return frame.reset_index(drop=True)
 
     def __len__(self) -> int:
-        return len(self.doc_id)
+        return len(self.score)
 
     def __repr__(self) -> str:
-        return f"Run({self.name!r}, {len(set(self.query_id.tolist()))} queries, {len(self)} rows)"
-
-
-def read_run(path: str | Path, *, name: str | None = None) -> Run:
-    """Read a TREC run or a RAG-native JSONL run."""
-    text = read_text(path, what="run file")
-    kind = sniff_kind(path, text)
-    label = name or Path(path).stem
-    if kind in {"jsonl", "json"}:
-        return _read_jsonl_run(path, text, label)
-    return _read_trec_run(path, text, label)
-
-
-def _read_trec_run(path, text: str, name: str) -> Run:
-    run = _fast_trec_run(text, name, path)
-    if run is not None:
-        return run
-    qs: list[str] = []
-    ds: list[str] = []
-    ss: list[float] = []
-    seen: dict[tuple[str, str], int] = {}
-    for number, line in iter_lines(text):
-        fields = line.split()
-        if len(fields) != 6:
-            raise InputError(
-                f"expected 6 fields 'query_id Q0 doc_id rank score tag' (TREC run), got {len(fields)}",
-                path=path, line=number,
-            )
-        q, _, d, rank, score, _tag = fields
-        try:
-            int(rank)
-        except ValueError:
-            raise InputError(f"rank {rank!r} is not an integer; the 4th field is the rank (1, 2, ...)", path=path, line=number) from None
-        try:
-            value = float(score)
-        except ValueError:
-            raise InputError(f"score {score!r} is not a number; the 5th field is the score", path=path, line=number) from None
-        if value != value or value in (float("inf"), float("-inf")):
-            raise InputError(f"score {score!r} is not a finite number", path=path, line=number)
-        key = (q, d)
-        if key in seen:
-            raise InputError(f"document {d!r} appears twice for query {q!r} (first on line {seen[key]}); keep one line", path=path, line=number)
-        seen[key] = number
-        qs.append(q)
-        ds.append(d)
-        ss.append(value)
-    return Run(qs, ds, ss, name=name, source=str(path))
-
-
-def _fast_trec_run(text: str, name: str, path) -> Run | None:
-    """Parse a well-formed TREC run with pandas' C reader; None sends it to the line-exact parser."""
-    import io
-
-    import numpy as np
-    import pandas as pd
-
-    if "#" in text[:4096]:
-        return None
-    try:
-        frame = pd.read_csv(
-            io.StringIO(text), sep=r"\s+", header=None, dtype=str, engine="c",
-            names=["q", "z", "d", "rank", "score", "tag", "extra"], skip_blank_lines=True, na_filter=False,
-            keep_default_na=False,
-        )
-    except Exception:
-        return None
-    if frame["tag"].isna().any() or frame["extra"].notna().any() or (frame["tag"] == "").any() or (frame["extra"] != "").any():
-        return None
-    score = pd.to_numeric(frame["score"], errors="coerce").to_numpy(dtype=np.float64)
-    rank = pd.to_numeric(frame["rank"], errors="coerce").to_numpy()
-    if not np.isfinite(score).all() or not np.isfinite(rank).all() or (rank != np.floor(rank)).any():
-        return None
-    if frame.duplicated(["q", "d"]).any():
-        return None
-    return Run(frame["q"].to_numpy(), frame["d"].to_numpy(), score, name=name, source=str(path))
-
-
-def _read_jsonl_run(path, text: str, name: str) -> Run:
-    from relgrade.io._golden import query_id_for
-
-    qs: list[str] = []
-    ds: list[str] = []
-    ss: list[float] = []
-    given: list[float] = []
-    queries: dict[str, str] = {}
-    texts: dict[str, str] = {}
-    seen: dict[str, int] = {}
-    for number, obj in iter_jsonl(path, text, what="run file"):
-        results = obj.get("results")
-        if not isinstance(results, list):
-            raise InputError("missing 'results' (a list of {doc_id, text?, score?}) in a JSONL run", path=path, line=number)
-        query = obj.get("query")
-        qid = obj.get("query_id")
-        if qid in (None, ""):
-            if not isinstance(query, str) or not query.strip():
-                raise InputError("a run line needs 'query_id' or 'query'", path=path, line=number)
-            qid = query_id_for(query)
-        qid = str(qid)
-        if qid in seen:
-            raise InputError(f"duplicate query_id {qid!r} (first on line {seen[qid]}); one line per query", path=path, line=number)
-        seen[qid] = number
-        if isinstance(query, str):
-            queries[qid] = query
-        docs_here: set[str] = set()
-        n = len(results)
-        for position, hit in enumerate(results):
-            if isinstance(hit, str):
-                hit = {"doc_id": hit}
-            if not isinstance(hit, dict):
-                raise InputError(f"result {position + 1} must be an object with 'doc_id'", path=path, line=number)
-            doc = pick(hit, ("doc_id", "id", "docid", "pid"))
-            if doc in (None, ""):
-                raise InputError(f"result {position + 1} has no 'doc_id'", path=path, line=number)
-            doc = str(doc)
-            if doc in docs_here:
-                raise InputError(f"document {doc!r} appears twice in 'results'; list each document once", path=path, line=number)
-            docs_here.add(doc)
-            score = hit.get("score")
-            if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
-                raise InputError(f"score {score!r} of result {position + 1} is not a number", path=path, line=number)
-            text_value = hit.get("text")
-            if isinstance(text_value, str):
-                texts[doc] = text_value
-            qs.append(qid)
-            ds.append(doc)
-            ss.append(float(n - position))
-            given.append(float("nan") if score is None else float(score))
-    return Run(qs, ds, ss, given_score=given, queries=queries, texts=texts, name=name, source=str(path))
-
-
-def write_run(run: Run, path: str | Path, *, tag: str | None = None) -> Path:
-    """Write a TREC run (or JSONL by extension), in rank order with ranks from 1."""
-    p = Path(path)
-    ranked = run.ranked()
-    if p.suffix.lower() not in {".jsonl", ".ndjson"}:
-        from relgrade.io._qrels import check_trec_ids
-
-        check_trec_ids([*ranked, *(d for docs in ranked.values() for d in docs)], path=p, what="run")
-    with open(p, "w", encoding="utf-8") as fh:
-        if p.suffix.lower() in {".jsonl", ".ndjson"}:
-            for q, docs in ranked.items():
-                obj: dict[str, Any] = {"query_id": q}
-                if q in run.queries:
-                    obj["query"] = run.queries[q]
-                obj["results"] = [{"doc_id": d, **({"text": run.texts[d]} if d in run.texts else {})} for d in docs]
-                fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
-        else:
-            for q, docs in ranked.items():
-                n = len(docs)
-                for i, d in enumerate(docs):
-                    fh.write(f"{q} Q0 {d} {i + 1} {n - i} {tag or run.name}\n")
-    return p
+        return f"Run({self.name!r}, {self.query_index.n_names} queries, {len(self)} rows)"
 
 
 def run_from_hits(per_query: Iterable[tuple[str, str, Sequence[Any]]], *, name: str = "retriever") -> Run:
@@ -313,6 +200,7 @@ def run_from_hits(per_query: Iterable[tuple[str, str, Sequence[Any]]], *, name: 
     queries: dict[str, str] = {}
     texts: dict[str, str] = {}
     for qid, query, hits in per_query:
+        qid = as_id(qid, "query_id")
         queries[qid] = query
         seen: set[str] = set()
         n = len(hits)
@@ -320,7 +208,7 @@ def run_from_hits(per_query: Iterable[tuple[str, str, Sequence[Any]]], *, name: 
             doc = _hit_field(hit, ("id", "doc_id"))
             if doc is None:
                 raise InputError(f"retriever hit {hit!r} has no '.id'; return objects with .id (and optionally .score, .text)")
-            doc = str(doc)
+            doc = as_id(doc, "hit id")
             if doc in seen:
                 continue
             seen.add(doc)

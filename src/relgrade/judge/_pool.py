@@ -57,7 +57,7 @@ def pool(runs: Sequence[Any], depth: int = 10, *, corpus: Mapping[str, str] | No
     order: dict[str, dict[str, dict[Any, list[int]]]] = {}
     for index, run in enumerate(runs):
         own = getattr(run, "texts", {})
-        for qid, docs in run.ranked().items():
+        for qid, docs in run.ranked(depth).items():
             bucket = order.setdefault(qid, {})
             for d in docs[:depth]:
                 text = corpus[d] if d in corpus else own.get(d, any_text.get(d))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from relgrade._errors import InputError
+from relgrade.io._ids import as_id
 from relgrade.io._text import iter_csv, iter_jsonl, pick, read_text, sniff_kind
 
 QUERY_ID_FIELDS = ("query_id", "qid", "topic", "query-id")
@@ -118,7 +119,8 @@ def _item(row: dict[str, Any], path: str | Path, line: int) -> Item:
             "(re-run 'relgrade sample' with a run that carries the query and chunk texts)",
             path=path, line=line,
         )
-    return Item(str(query_id).strip(), str(query), str(doc_id).strip(), str(text), _judge(judge, path, line))
+    return Item(as_id(query_id, "query_id", path=path, line=line), str(query),
+                as_id(doc_id, "doc_id", path=path, line=line), str(text), _judge(judge, path, line))
 
 
 def _blank(value: Any) -> bool:

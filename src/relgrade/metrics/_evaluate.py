@@ -15,12 +15,14 @@ import numpy as np
 
 from relgrade._errors import InputError
 from relgrade.io import GoldenSet, Qrels, Run
-from relgrade.metrics._core import Ranked, compute, join
+from relgrade.io._columns import paused_gc
+from relgrade.metrics._core import compute, join
 from relgrade.metrics._measures import Metric, parse_metric, parse_metrics
 from relgrade.metrics._settings import (
     DEFAULT_N_BOOT, DEFAULT_NO_ANSWER, check_n_boot, check_no_answer, check_rel_threshold, differences,
     labels_fingerprint, queries_fingerprint,
 )
+from relgrade.metrics._rows import failure_rows, leak_rows, no_answer_rows
 from relgrade.metrics._stats import Difference, Estimate, estimates, paired_difference
 from relgrade.stats._augmented import MEAN_INTERVAL
 
@@ -120,15 +122,16 @@ def evaluate(
         )
     included = np.flatnonzero(include)
     aggregate = estimates({name: v[included] for name, v in values.items()}, n_boot=n_boot, seed=seed, ci=ci)
-    per_query = {
-        topics[t]: {name: float(values[name][t]) for name in values} for t in included
-    }
+    names = list(values)
+    rows = np.column_stack([values[name][included] for name in names]).tolist() if names else [[]] * len(included)
+    with paused_gc():  # a dict per query, no cycle
+        per_query = dict(zip([topics[t] for t in included.tolist()], (dict(zip(names, r)) for r in rows)))
     texts = {**qrels.queries, **run.queries}
-    failures = _failures(ranked, qrels, texts, np.flatnonzero(include & answerable), failure_k, rel_threshold)
+    failures = failure_rows(ranked, texts, np.flatnonzero(include & answerable), failure_k, rel_threshold)
     cut = leak_k or max((m.k for m in chosen if m.k is not None), default=10)
-    leaks = _leaks(ranked, qrels, texts, cut)
-    no_answers = [_no_answer_row(ranked, run, texts, t) for t in np.flatnonzero(~answerable)]
-    missing = [topics[t] for t in included if ranked.counts[t] == 0]
+    leaks = leak_rows(ranked, qrels, texts, cut)
+    no_answers = no_answer_rows(ranked, run, texts, np.flatnonzero(~answerable))
+    missing = [topics[t] for t in included[ranked.counts[included] == 0].tolist()]
     settings = {
         "kind": "evaluate", "metrics": [m.name for m in chosen], "rel_threshold": rel_threshold,
         "no_answer": no_answer, "labels": labels_fingerprint(qrels), "queries": queries_fingerprint(per_query),
@@ -145,7 +148,7 @@ def evaluate(
 
 def no_shared_queries(run: Run, topics: Sequence[str], labels_path: str | None) -> InputError:
     """The one-line error when a run has no result for any query of the labels (all-zero metrics otherwise)."""
-    run_ids = list(dict.fromkeys(run.query_id.tolist()))[:3]
+    run_ids = run.query_ids()[:3]
     which = run.source or run.name or ""
     return InputError(
         f"the run {which} has no result for any of the {len(topics)} queries of the labels "
@@ -157,7 +160,7 @@ def no_shared_queries(run: Run, topics: Sequence[str], labels_path: str | None) 
 def find_leaks(qrels: Qrels, run: Run, k: int, *, rel_threshold: int = 1) -> list[dict[str, Any]]:
     """Forbidden documents (``qrels.forbidden``) the run retrieved in its top ``k``: ``{query_id, query, doc_id, rank}``."""
     ranked = join(qrels, run, rel_threshold=rel_threshold)
-    return _leaks(ranked, qrels, {**qrels.queries, **run.queries}, k)
+    return leak_rows(ranked, qrels, {**qrels.queries, **run.queries}, k)
 
 
 def _as_qrels(qrels) -> Qrels:
@@ -168,44 +171,6 @@ def _as_qrels(qrels) -> Qrels:
     if isinstance(qrels, Mapping):
         return Qrels.from_dict(qrels)
     raise InputError(f"qrels must be Qrels, GoldenSet or {{qid: {{doc_id: grade}}}}, got {type(qrels).__name__}")
-
-
-def _failures(ranked: Ranked, qrels: Qrels, texts, included, k: int, threshold: int) -> list[dict[str, Any]]:
-    out = []
-    hit = np.bincount(ranked.topic[(ranked.grade >= threshold) & (ranked.rank < k)], minlength=len(ranked.topics)) > 0
-    for t in included[~hit[included]]:
-        top = ranked.top(t, k)
-        qid = ranked.topics[t]
-        expected = sorted(qrels.relevant(qid, threshold), key=lambda d: (-qrels.labels[qid][d], d))
-        out.append({"query_id": qid, "query": texts.get(qid), "expected": expected, "got": top.tolist()})
-    return out
-
-
-def _leaks(ranked: Ranked, qrels: Qrels, texts, k: int) -> list[dict[str, Any]]:
-    out = []
-    index = {q: i for i, q in enumerate(ranked.topics)}
-    for qid, forbidden in qrels.forbidden.items():
-        t = index.get(qid)
-        if t is None:
-            continue
-        for rank, doc in enumerate(ranked.top(t, k).tolist(), 1):
-            if doc in forbidden:
-                out.append({"query_id": qid, "query": texts.get(qid), "doc_id": doc, "rank": rank})
-    return out
-
-
-def _no_answer_row(ranked: Ranked, run: Run, texts, t: int) -> dict[str, Any]:
-    qid = ranked.topics[t]
-    row: dict[str, Any] = {"query_id": qid, "query": texts.get(qid), "top_doc": None, "top_score": None,
-                           "n_retrieved": int(ranked.counts[t])}
-    if ranked.counts[t]:
-        s = ranked.starts[t]
-        doc = ranked.doc[s]
-        row["top_doc"] = doc
-        given = run.given_score[(run.query_id == qid) & (run.doc_id == doc)]
-        if len(given) and np.isfinite(given[0]):
-            row["top_score"] = float(given[0])
-    return row
 
 
 def evaluate_retriever(retriever: Any, golden: GoldenSet, metrics: Iterable[str | Metric] | None = None, *,

@@ -59,7 +59,7 @@ class RepeatReport(EvalReport):
 
 
 def _answered(run: Run, topics: set[str]) -> set[str]:
-    return set(run.query_id.tolist()) & topics
+    return set(run.query_ids()) & topics
 
 
 def check_same_queries(runs: Sequence[Run], topics: Iterable[str]) -> None:

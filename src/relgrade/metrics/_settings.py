@@ -62,24 +62,21 @@ def check_rel_threshold(rel_threshold: int) -> int:
 
 
 def _sha(lines: Iterable[str]) -> str:
-    h = hashlib.sha256()
-    for line in lines:
-        h.update(line.encode("utf-8"))
-        h.update(b"\n")
-    return h.hexdigest()
+    return hashlib.sha256("".join(f"{line}\n" for line in lines).encode("utf-8")).hexdigest()
 
 
 def labels_fingerprint(qrels: Any) -> dict[str, Any]:
     """``{"sha256", "path", "n_queries", "n_labels"}`` of a :class:`~relgrade.io.Qrels` (content hash, see module)."""
-    labels: Mapping[str, Mapping[str, int]] = qrels.labels
+    from relgrade.metrics._fingerprint import content_sha256  # the lines below, hashed on columns
+
+    labels: Any = getattr(qrels, "columns", None) or qrels.labels
     forbidden: Mapping[str, Iterable[str]] = getattr(qrels, "forbidden", {}) or {}
-    topics = tuple(getattr(qrels, "topics", ()) or labels)
-    lines = [f"L\t{q}\t{d}\t{int(g)}" for q, docs in labels.items() for d, g in docs.items()]
-    lines += [f"F\t{q}\t{d}" for q, docs in forbidden.items() for d in docs]
-    lines += [f"T\t{q}" for q in topics]
+    topics = tuple(getattr(qrels, "topics", ()) or qrels.labels)
+    # sha256 of the sorted lines L<TAB>q<TAB>d<TAB>grade, F<TAB>q<TAB>d (forbidden), T<TAB>q (declared queries)
     source = getattr(qrels, "source", None)
-    return {"sha256": _sha(sorted(lines)), "path": source, "file_sha256": _file_sha(source), "n_queries": len(topics),
-            "n_labels": sum(len(d) for d in labels.values())}
+    return {"sha256": content_sha256(labels, forbidden, topics), "path": source, "file_sha256": _file_sha(source),
+            "n_queries": len(topics), "n_labels": len(labels.grade) if hasattr(labels, "grade") else
+            sum(len(d) for d in labels.values())}
 
 
 def _file_sha(path: Any) -> str | None:

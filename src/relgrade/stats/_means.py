@@ -56,10 +56,11 @@ class MeanIntervals:
 
 
 def t_quantile(n: int, alpha: float) -> float:
-    """``t_{n-1, 1 - alpha/2}``: Student's t quantile with ``n - 1`` degrees of freedom."""
-    from scipy.stats import t
+    """``t_{n-1, 1 - alpha/2}``: Student's t quantile with ``n - 1`` degrees of freedom (``scipy.special.stdtrit``,
+    what ``scipy.stats.t.ppf`` computes, without importing ``scipy.stats``: 0.3 s of a command's start-up)."""
+    from scipy.special import stdtrit
 
-    return float(t.ppf(1 - alpha / 2, max(n - 1, 1)))
+    return float(stdtrit(max(n - 1, 1), 1 - alpha / 2))
 
 
 def mean_intervals(x, *, alpha: float = 0.05, lower: float = 0.0, upper: float = 1.0) -> MeanIntervals:
