@@ -32,6 +32,31 @@ TABLES = (
 )
 
 
+
+_OPEN_WAIT_S = 30.0  # as long as a write waits for the lock (busy_timeout)
+
+
+def _open_writable(path: Path) -> sqlite3.Connection:
+    """A connection in WAL mode with the tables made. Judges started together on a new file race to switch it to
+    WAL and create the tables; SQLite answers the loser "database is locked" at once, without its busy handler,
+    so the setup is tried again until it succeeds or ``_OPEN_WAIT_S`` has passed."""
+    deadline, pause = time.monotonic() + _OPEN_WAIT_S, 0.01
+    while True:
+        db = sqlite3.connect(str(path), timeout=_OPEN_WAIT_S, isolation_level=None)
+        try:
+            db.execute(f"PRAGMA busy_timeout={int(_OPEN_WAIT_S * 1000)}")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            for ddl in TABLES:
+                db.execute(ddl)
+            return db
+        except sqlite3.OperationalError as exc:
+            db.close()
+            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.25)
+
 class SQLiteStore(JudgmentStore):
     """A SQLite judgment store (see :class:`relgrade.judge.JudgmentStore`)."""
 
@@ -57,12 +82,7 @@ class SQLiteStore(JudgmentStore):
                                            isolation_level=None)
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._db = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
-                self._db.execute("PRAGMA busy_timeout=30000")
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=NORMAL")
-                for ddl in TABLES:
-                    self._db.execute(ddl)
+                self._db = _open_writable(self.path)
             self._check_schema()
         except sqlite3.DatabaseError as exc:
             self._fail(exc)
