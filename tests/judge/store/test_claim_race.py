@@ -98,8 +98,14 @@ def test_no_pair_is_paid_twice_by_online_and_batch_judges(fakes, batch_fakes, tm
     twice = {k: v for k, v in paid.items() if v > 1}
     assert not twice, f"{len(twice)} pairs paid twice: {sorted(twice.values())}"
     assert len(paid) == n and sum(paid.values()) == n
-    if order != "batch_first":
-        assert online_paid >= 6 and batch_paid >= n // 2, (online_paid, batch_paid)  # both really judged
+    if order == "online_first":  # it judged alone until it had paid 6 (the wait above), then the batches came
+        assert online_paid >= 6 and batch_paid >= n // 2, (online_paid, batch_paid)
+    if order == "together":  # who claims first is the race itself: the batches claimed most pairs, and the online
+        # judge paid what it claimed before them or said, before any call, that every pair was in a pending batch
+        online_stdout, online_stderr = results[2]
+        assert batch_paid >= n // 2, (online_paid, batch_paid)
+        assert online_paid >= 1 or "provider batches still pending" in online_stdout + online_stderr, (
+            online_paid, online_stderr[-2000:])
     got = {}
     for line in (tmp_path / "all.qrels").read_text().splitlines():
         qid, _, doc, grade = line.split()
