@@ -192,22 +192,23 @@ def test_callable_pairs_and_plain_ids():
 
 
 def test_async_callable_runs_at_most_concurrency_queries_at_once():
-    state = {"now": 0, "peak": 0}
+    state = {"now": 0, "peak": 0, "joined": 0}
     lock = threading.Lock()
 
     async def search(query):
         with lock:
             state["now"] += 1
             state["peak"] = max(state["peak"], state["now"])
+            state["joined"] += state["now"] == 2  # this query started while another was in flight
         await asyncio.sleep(0.05)
         with lock:
             state["now"] -= 1
         return exact_pairs(query)
 
-    start = time.perf_counter()
     run = retrieve(search, GOLDEN, top_k=3, concurrency=2)
     assert state["peak"] == 2
-    assert time.perf_counter() - start < 6 * 0.05  # 6 queries, 2 at a time: about 3 rounds, not 6
+    # 6 queries, 2 at a time: most start beside another (about 3 rounds, not 6), counted, not timed
+    assert state["joined"] >= 2, state
     assert ranked_ids(run) == {q: oracle(text, 3) for q, text in QUERIES.items()}
 
 
