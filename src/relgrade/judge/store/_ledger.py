@@ -121,8 +121,12 @@ class BatchLedger:
         now = time.time()
         with self._tx():
             keys = [k for _c, k, _kind in items]
-            taken = (answered(self._x, keys, retry_before, first=[k for _c, k, kind in items if kind == "first"])
-                     | in_open_batches(self._x, keys) | held_online(self._x, keys, now))
+            # Order matters on PostgreSQL (read committed: each query sees what was committed before it): a pair
+            # leaves a batch (collection stores its answers, then closes the batch) and leaves an online claim (put:
+            # the answer and the claim's removal in one commit) without this lock, so whatever it held is read
+            # before the answers: a key that left between the queries is then seen in its new state.
+            taken = in_open_batches(self._x, keys) | held_online(self._x, keys, now)
+            taken |= answered(self._x, keys, retry_before, first=[k for _c, k, kind in items if kind == "first"])
             kept = [(c, k, kind) for c, k, kind in items if k not in taken]
             if kept:
                 self._x("INSERT INTO batches (local_id, provider, model, batch_id, state, requests, created, "

@@ -146,10 +146,13 @@ class PostgresStore(JudgmentStore):
                 if len(locked) < len(set(keys)) or any(o not in ("", owner) and e > now and not gone(o)
                                                       for o, e in locked.values()):
                     return set(), True  # another process is claiming one of them now, or holds a live lease
+                # The open batches before the answers (read committed): a batch being collected stores its answers
+                # and then closes, without this lock, so a key that left a batch between the queries is answered.
+                batched = in_open_batches(self._query(db), keys)  # left to the batch that holds them
                 answered = {k for k, s, c in db.execute(
                     "SELECT key, status, created FROM judgments WHERE key = ANY(%s)", (keys,))
                     if s == "judged" or (s == "unjudged" and (retry_before is None or c >= retry_before))}
-                answered |= in_open_batches(self._query(db), keys)  # left to the batch that holds them
+                answered |= batched
                 free = [k for k in keys if k not in answered]
                 if free:
                     db.execute("UPDATE claims SET owner = %s, expires = %s WHERE key = ANY(%s)",
