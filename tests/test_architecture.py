@@ -136,7 +136,7 @@ def test_imports_run_down_the_floors_only(graph):
     assert not up, "\n".join(up)
 
 
-def test_no_command_module_outside_cli(graph):
+def test_no_command_module_outside_cli():
     """Click commands live in relgrade.cli; nothing below it imports click or a command module."""
     offenders = sorted(m for m, p in _modules().items() if _unit(m) != "cli"
                        and any(isinstance(n, (ast.Import, ast.ImportFrom))

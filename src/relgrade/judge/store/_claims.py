@@ -16,7 +16,10 @@ paid). A batch (:meth:`~relgrade.judge.store._ledger.BatchLedger.open`) records 
 items. Serialisation: SQLite, ``BEGIN IMMEDIATE`` (one writer) for both; PostgreSQL, the ledger's advisory lock
 :data:`LEDGER_LOCK`, *exclusive* while a batch is opened and *shared* by online claims (which do not block each
 other, and lock their ``claims`` rows besides), so a batch never misses a claim committed before it and a claim
-never misses a batch committed before it.
+never misses a batch committed before it. A key leaves a claim (an answer stored with its claim removed, one commit)
+or an open batch (answers stored, then the batch closed) without that lock, so on PostgreSQL, where each query sees
+what was committed before it, whoever takes keys reads what holds them (open batches, live claims) before the
+answers: a key that moved between the reads is seen answered.
 
 The exception, as documented: a process killed with ``kill -9`` loses the answers of the calls it had in flight;
 whoever takes its keys over pays for them again.

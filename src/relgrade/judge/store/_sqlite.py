@@ -52,7 +52,7 @@ def _open_writable(path: Path) -> sqlite3.Connection:
             return db
         except sqlite3.OperationalError as exc:
             db.close()
-            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+            if not ("locked" in str(exc) or "busy" in str(exc)) or time.monotonic() > deadline:
                 raise
             time.sleep(pause)
             pause = min(pause * 2, 0.25)
