@@ -16,8 +16,13 @@ replacement, so the truth is the mean over the 54 queries under NIST labels. Pri
 pooled over systems, judge redraws and draws: coverage of the 95% PPI++ and human-only intervals
 (:mod:`relgrade.stats._augmented`), the mean width ratio PPI / human-only (widths before clipping to [0, 1],
 the definition ``estimate`` reports; by construction never above 1), the same ratio of the clipped widths
-``estimate`` prints, and the oracle bound ``sqrt(1 - r^2)`` with ``r`` the correlation over all 54 queries
-between the judge's prediction and the human metric (what a judge used perfectly could give, n << N).
+``estimate`` prints, and two oracle bounds with ``r`` the correlation over all 54 queries between the judge's prediction and the
+human metric: ``sqrt(1 - r^2)``, what a judge used perfectly could give when the judge labels far more queries
+than the humans (N >> n), and ``sqrt(1 - r^2 N / (n + N))``, the same at the design's N unlabeled queries: the
+smallest ratio any estimator ``mean(Y) + lam (mean(Yu) - mean(Yhat))`` can reach, its variance
+``lam^2 s_f^2 / N + s^2(Y - lam f) / n`` being least at ``lam = cov / ((1 + n / N) s_f^2)``. ``--unlabeled N``
+draws N unlabeled queries (with replacement) instead of 54 - n: the judge's labels of a larger query log, as
+when a team judges its whole log and labels 10 queries by hand.
 
 Then, through ``relgrade.hybrid.rank_systems`` at 10 labeled queries: how many pairs' PPI differences contradict
 the PPI ranking (one joint ``lam``: none), the mean width ratio of its intervals, and Kendall's tau of the PPI
@@ -28,11 +33,15 @@ of issue 29 on what users get: the prediction kinds of ``relgrade.hybrid.predict
 default soft prediction, the hard one, soft with two judges of the same kappa) at ``--pred-n`` labeled queries
 drawn without replacement (the soft prediction is cross-fitted on each draw's labeled queries): PPI coverage
 (with its Monte Carlo standard error), the mean width ratio PPI / human-only, ``r`` over the 54 queries between
-the prediction and the human metric (labeled queries out of fold) and its bound ``sqrt(1 - r^2)``. (This table
-replaces ``benchmarks/predict_trec_dl.py``, which measured the same on two systems.)
+the prediction and the human metric (labeled queries out of fold) and its bounds ``sqrt(1 - r^2)`` and at the
+design's N. ``--pred-unlabeled N``: the unlabeled queries are N draws with replacement from the 54, each with
+the prediction ``estimate`` gives an unlabeled query (the fold models' mean: every query is predicted once more
+under a copy of its id that has no human label). (This table replaces ``benchmarks/predict_trec_dl.py``, which
+measured the same on two systems.)
 
     python benchmarks/ppi_trec_dl.py [--draws 2000] [--judges 2] [--n 5 10 15 30] [--pred-draws 100] [--judge-qrels FILE]
     python benchmarks/ppi_trec_dl.py --n --skip-rank --pred-draws 200   # the prediction table alone
+    python benchmarks/ppi_trec_dl.py --n --skip-rank --kappa 0.3 --pred-unlabeled 540   # N >> n: judge 10x the queries
 
 Exits 2 with one line when the data directory is missing.
 """
@@ -61,40 +70,71 @@ def hard(labels, run, metric, topics, rel_threshold):
     return per_query_values(Qrels(labels), run, [metric], topics, rel_threshold=rel_threshold)[:, 0]
 
 
+def bounds(r, n: int, N: int) -> tuple[float, float]:
+    """The oracle bounds of the module docstring: ``sqrt(1 - r^2)`` (N >> n) and ``sqrt(1 - r^2 N / (n + N))``."""
+    return float(np.sqrt(1 - r * r)), float(np.sqrt(1 - r * r * N / (n + N)))
+
+
+def copies(topics, runs, sets):
+    """Each query again under the id ``q~u`` with the same run scores and judge grades: ``predict`` gives these
+    copies (no human label) the prediction of an unlabeled query, whichever queries are labeled."""
+    from relgrade.hybrid import JudgeSet
+    from relgrade.io import Qrels, Run
+
+    def twice(d):
+        return {**d, **{f"{q}~u": v for q, v in d.items()}}
+
+    runs2 = [Run.from_dict(twice({q: dict(docs) for q, docs in r.to_dict().items()}), name=r.name) for r in runs]
+    sets2 = [JudgeSet(js.name, Qrels(twice(js.grades.to_dict())), twice(dict(js.raw)), twice(dict(js.expected)),
+                      js.scale) for js in sets]
+    return runs2, sets2, [f"{q}~u" for q in topics]
+
+
 # the prediction kinds of the second table: name -> (relgrade.hybrid.predict's prediction, how many judges)
 PREDICTIONS = {"soft (default)": ("soft", 1), "hard": ("hard", 1), "soft, 2 judges": ("soft", 2)}
 
 
-def prediction_table(nist, topics, runs, H, juries, metrics, *, n: int, draws: int, thr: int, rng) -> None:
-    """Coverage, width ratio, r and bound per prediction kind at n labeled queries (drawn without replacement:
-    the soft prediction is fitted on each draw's labeled queries, so each draw costs a fit)."""
+def prediction_table(nist, topics, runs, H, juries, metrics, *, n: int, draws: int, thr: int, rng,
+                     unlabeled: int | None = None) -> None:
+    """Coverage, width ratio, r and bounds per prediction kind at n labeled queries (drawn without replacement:
+    the soft prediction is fitted on each draw's labeled queries, so each draw costs a fit); ``unlabeled``: N
+    unlabeled queries drawn with replacement from the 54 (:func:`copies`) instead of the 54 - n others."""
     from relgrade.hybrid import JudgeSet, human_only_means, ppi_means, predict
     from relgrade.io import Qrels
 
+    N = len(topics) - n if unlabeled is None else unlabeled
     position = {q: i for i, q in enumerate(topics)}
-    print(f"\npredictions at {n} labeled queries (without replacement), {draws} draws x {len(runs)} systems: PPI "
-          "coverage, width ratio before clipping, r over the 54 queries (labeled ones out of fold), sqrt(1 - r^2)")
-    print(f"{'judge':<12}{'prediction':<16}" + "".join(f"{m.name:>30}" for m in metrics))
-    print(f"{'':<28}" + "".join(f"{'cover':>9}{'width':>7}{'r':>7}{'bound':>7}" for _ in metrics))
+    print(f"\npredictions at {n} labeled queries (without replacement), N = {N} unlabeled "
+          f"({'the others' if unlabeled is None else 'with replacement from the 54'}), {draws} draws x {len(runs)} "
+          "systems: PPI coverage, width ratio before clipping, r over the 54 queries (labeled ones out of fold), "
+          "sqrt(1 - r^2), sqrt(1 - r^2 N / (n + N))")
+    print(f"{'judge':<12}{'prediction':<16}" + "".join(f"{m.name:>37}" for m in metrics))
+    print(f"{'':<28}" + "".join(f"{'cover':>9}{'width':>7}{'r':>7}{'bound':>7}{'at N':>7}" for _ in metrics))
     for name, jury in juries.items():
         sets = [JudgeSet(f"{name} #{i + 1}", Qrels(j.grades), j.grades,
                          {q: {d: float(np.dot(np.arange(len(p)), p)) for d, p in docs.items()} for q, docs in j.dists.items()})
                 for i, j in enumerate(jury)]
+        pruns, psets, ids = (runs, sets, None) if unlabeled is None else copies(topics, runs, sets)
         cols = {kind: {"Y": [], "P": [], "U": [], "truth": [], "r": []} for kind in PREDICTIONS}
         for draw in range(draws):
             labeled = [topics[i] for i in rng.choice(len(topics), n, replace=False)]
             human = {q: nist[q] for q in labeled}
+            pick = None if unlabeled is None else rng.integers(0, len(topics), unlabeled)
             for kind, (how, k) in PREDICTIONS.items():
                 if k > len(sets):
                     continue
-                pred = predict(runs, human, sets[:k], metrics, rel_threshold=thr, prediction=how, seed=draw)
-                order = [position[q] for q in pred.queries]
+                pred = predict(pruns, human, psets[:k], metrics, rel_threshold=thr, prediction=how, seed=draw)
+                at = {q: i for i, q in enumerate(pred.queries)}
+                own = [at[q] for q in labeled] + [at[q] for q in topics if q not in human]  # the 54 originals
+                order = [position[pred.queries[i]] for i in own]
                 for s in range(len(runs)):
                     y = np.column_stack([H[m.name][:, s] for m in metrics])[order]
+                    v = pred.values[s][own]
+                    u = v[n:] if unlabeled is None else pred.values[s][[at[ids[i]] for i in pick]]
                     c = cols[kind]
-                    c["Y"].append(y[:n]), c["P"].append(pred.values[s][:n]), c["U"].append(pred.values[s][n:])
+                    c["Y"].append(y[:n]), c["P"].append(v[:n]), c["U"].append(u)
                     c["truth"].append(y.mean(axis=0))
-                    c["r"].append([np.corrcoef(y[:, j], pred.values[s][:, j])[0, 1] if np.ptp(pred.values[s][:, j])
+                    c["r"].append([np.corrcoef(y[:, j], v[:, j])[0, 1] if np.ptp(v[:, j])
                                    else 0.0 for j in range(len(metrics))])
         for kind, c in cols.items():
             if not c["Y"]:
@@ -108,7 +148,8 @@ def prediction_table(nist, topics, runs, H, juries, metrics, *, n: int, draws: i
             r = np.nanmean(np.array(c["r"]), axis=0)
             se = np.sqrt(cover * (1 - cover) / reps)
             print(f"{name:<12}{kind:<16}" + "".join(f"{cover[j]:>9.3f}{ratio[j]:>7.3f}{r[j]:>7.2f}"
-                                                    f"{np.sqrt(1 - r[j] ** 2):>7.3f}" for j in range(len(metrics)))
+                                                    + "".join(f"{b:>7.3f}" for b in bounds(r[j], n, N))
+                                                    for j in range(len(metrics)))
                   + f"   (coverage SE <= {se.max():.3f})", flush=True)
 
 
@@ -144,7 +185,11 @@ def main() -> int:
     ap.add_argument("--judge-qrels", action="append", default=[], help="a judge's grades (qrels or judge details)")
     ap.add_argument("--local", type=Path, default=None, metavar="CACHE",
                     help="the local judge on every system's top 10, grades cached in CACHE (qrels)")
+    ap.add_argument("--unlabeled", type=int, default=None, help="unlabeled queries of the first table (default: "
+                    "54 - n), drawn with replacement")
     ap.add_argument("--pred-n", type=int, default=10, help="labeled queries of the prediction table")
+    ap.add_argument("--pred-unlabeled", type=int, default=None, help="unlabeled queries of the prediction table, "
+                    "drawn with replacement from the 54 (default: the 54 - n others)")
     ap.add_argument("--pred-draws", type=int, default=100, help="draws of the prediction table (0: skip it)")
     ap.add_argument("--rel-threshold", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
@@ -184,12 +229,13 @@ def main() -> int:
     if args.local is not None:
         judges["local judge"] = [local_grades(args.local, args.data, runs, depth=10)]
     print(f"TREC DL 2020 passage: {Q} queries, {sum(map(len, nist.values()))} NIST labels; relevant = grade >= {thr}; "
-          f"{len(runs)} systems; {args.draws} draws of n labeled + {Q} - n unlabeled queries with replacement per "
+          f"{len(runs)} systems; {args.draws} draws of n labeled + "
+          f"{f'{Q} - n' if args.unlabeled is None else args.unlabeled} unlabeled queries with replacement per "
           f"system and judge; prediction: hard (the metric on the judge's grades)")
     for m in metrics:
         print(f"  {m.name}: " + ", ".join(f"{r.name} {H[m.name][:, i].mean():.3f}" for i, r in enumerate(runs)))
     print(f"\n{'metric':<10}{'n':>4}  {'judge':<12}{'PPI cov':>8}{'human cov':>10}{'width':>7}{'clipped':>8}"
-          f"{'oracle':>8}")
+          f"{'oracle':>8}{'at N':>7}")
     rng = np.random.default_rng(args.seed)
     for m in metrics:
         J = {name: [np.column_stack([hard(labels, r, m, topics, thr) for r in runs]) for labels in redraws]
@@ -197,14 +243,16 @@ def main() -> int:
         for n in args.n:
             for name, preds in J.items():
                 hits_p = hits_h = total = 0
-                ratio, clipped, oracle = [], [], []
+                ratio, clipped, oracle, at_n = [], [], [], []
+                N = Q - n if args.unlabeled is None else args.unlabeled
                 for P in preds:
                     for s in range(len(runs)):
                         y, yh = H[m.name][:, s], P[:, s]
                         truth = y.mean()
                         r = np.corrcoef(y, yh)[0, 1] if np.ptp(yh) > 0 and np.ptp(y) > 0 else 0.0
-                        oracle.append(np.sqrt(1 - r * r))
-                        lab, unl = rng.integers(0, Q, (n, args.draws)), rng.integers(0, Q, (Q - n, args.draws))
+                        b, b_n = bounds(r, n, N)
+                        oracle.append(b), at_n.append(b_n)
+                        lab, unl = rng.integers(0, Q, (n, args.draws)), rng.integers(0, Q, (N, args.draws))
                         ppi, human = ppi_means(y[lab], yh[lab], yh[unl]), human_only_means(y[lab])
                         hits_p += int(((ppi.lo <= truth) & (truth <= ppi.hi)).sum())
                         hits_h += int(((human.lo <= truth) & (truth <= human.hi)).sum())
@@ -212,7 +260,7 @@ def main() -> int:
                         ratio.append(np.mean(ppi.half / human.half))
                         clipped.append(np.mean(ppi.width) / np.mean(human.width))
                 print(f"{m.name:<10}{n:>4}  {name:<12}{hits_p / total:>8.3f}{hits_h / total:>10.3f}{np.mean(ratio):>7.3f}"
-                      f"{np.mean(clipped):>8.3f}{np.mean(oracle):>8.3f}", flush=True)
+                      f"{np.mean(clipped):>8.3f}{np.mean(oracle):>8.3f}{np.mean(at_n):>7.3f}", flush=True)
 
     # rankings through the public API: pairs never contradict the PPI ranking (one joint lam); Kendall tau of the
     # PPI and the human-only rankings with the ranking under all NIST labels
@@ -242,7 +290,8 @@ def main() -> int:
         print(f"  {name:<12} contradicting pairs {bad}/{pairs}, width ratio {np.mean(widths):.3f}, tau PPI "
               f"{np.nanmean(tau_ppi):.3f}, human-only {np.nanmean(tau_human):.3f}")
     if args.pred_draws:
-        prediction_table(nist, topics, runs, H, juries, metrics, n=args.pred_n, draws=args.pred_draws, thr=thr, rng=rng)
+        prediction_table(nist, topics, runs, H, juries, metrics, n=args.pred_n, draws=args.pred_draws, thr=thr, rng=rng,
+                         unlabeled=args.pred_unlabeled)
     print(f"\n({time.perf_counter() - t0:.0f} s)")
     return 0
 
