@@ -22,7 +22,9 @@ than the humans (N >> n), and ``sqrt(1 - r^2 N / (n + N))``, the same at the des
 smallest ratio any estimator ``mean(Y) + lam (mean(Yu) - mean(Yhat))`` can reach, its variance
 ``lam^2 s_f^2 / N + s^2(Y - lam f) / n`` being least at ``lam = cov / ((1 + n / N) s_f^2)``. ``--unlabeled N``
 draws N unlabeled queries (with replacement) instead of 54 - n: the judge's labels of a larger query log, as
-when a team judges its whole log and labels 10 queries by hand.
+when a team judges its whole log and labels 10 queries by hand. ``rmse``: the PPI estimate's root mean squared
+error over the draws divided by the human-only mean's, the precision the judge actually bought (the width ratio is
+what the intervals say it bought; the bounds are for this ratio too).
 
 Then, through ``relgrade.hybrid.rank_systems`` at 10 labeled queries: how many pairs' PPI differences contradict
 the PPI ranking (one joint ``lam``: none), the mean width ratio of its intervals, and Kendall's tau of the PPI
@@ -235,7 +237,7 @@ def main() -> int:
     for m in metrics:
         print(f"  {m.name}: " + ", ".join(f"{r.name} {H[m.name][:, i].mean():.3f}" for i, r in enumerate(runs)))
     print(f"\n{'metric':<10}{'n':>4}  {'judge':<12}{'PPI cov':>8}{'human cov':>10}{'width':>7}{'clipped':>8}"
-          f"{'oracle':>8}{'at N':>7}")
+          f"{'oracle':>8}{'at N':>7}{'rmse':>7}")
     rng = np.random.default_rng(args.seed)
     for m in metrics:
         J = {name: [np.column_stack([hard(labels, r, m, topics, thr) for r in runs]) for labels in redraws]
@@ -243,7 +245,7 @@ def main() -> int:
         for n in args.n:
             for name, preds in J.items():
                 hits_p = hits_h = total = 0
-                ratio, clipped, oracle, at_n = [], [], [], []
+                ratio, clipped, oracle, at_n, rmse = [], [], [], [], []
                 N = Q - n if args.unlabeled is None else args.unlabeled
                 for P in preds:
                     for s in range(len(runs)):
@@ -259,8 +261,9 @@ def main() -> int:
                         total += args.draws
                         ratio.append(np.mean(ppi.half / human.half))
                         clipped.append(np.mean(ppi.width) / np.mean(human.width))
+                        rmse.append(np.sqrt(np.mean((ppi.value - truth) ** 2) / np.mean((human.value - truth) ** 2)))
                 print(f"{m.name:<10}{n:>4}  {name:<12}{hits_p / total:>8.3f}{hits_h / total:>10.3f}{np.mean(ratio):>7.3f}"
-                      f"{np.mean(clipped):>8.3f}{np.mean(oracle):>8.3f}{np.mean(at_n):>7.3f}", flush=True)
+                      f"{np.mean(clipped):>8.3f}{np.mean(oracle):>8.3f}{np.mean(at_n):>7.3f}{np.mean(rmse):>7.3f}", flush=True)
 
     # rankings through the public API: pairs never contradict the PPI ranking (one joint lam); Kendall tau of the
     # PPI and the human-only rankings with the ranking under all NIST labels
