@@ -46,10 +46,15 @@ class Construction:
         return f"{self.name} ({self.definition})"
 
 
+PLUS_TWO_POWER = 10
+"""A graded column with a share s of its values at a bound gets s ** PLUS_TWO_POWER of plus-two's pseudo-observations
+in its variance (relgrade.stats._augmented); a 0/1 column (s = 1) all of them."""
+
 STUDENT_T = Construction(
     "Student t", "mean ± t(n−1) · s/√n over queries, with Hall's (1992) skewness correction for a graded metric; "
                  "when every query scores the same, the variance of the sample plus one pseudo-observation at the far "
-                 "bound")
+                 f"bound; with a share s of the queries at a bound, s^{PLUS_TWO_POWER} of plus-two's "
+                 "pseudo-observations in the variance")
 PLUS_TWO = Construction(
     "plus-two", "for a 0/1 metric: the Student t interval centred on the values plus one pseudo-observation at each "
                 "bound (after Agresti & Coull)")
@@ -110,6 +115,6 @@ def described(name: str | None) -> str | None:
         return None
     return next((c.described for c in CONSTRUCTIONS if c.name == name), name)
 
-__all__ = ["BCA", "CONSTRUCTIONS", "Construction", "MEAN_CI", "MEAN_CI_HELP", "PERCENTILE", "PLUS_TWO", "PPI",
-           "PPI_JOINT", "PPI_RATIO", "RATIO", "REPEATS", "STUDENTIZED", "STUDENT_T", "calibration_ci", "described",
-           "mean_ci"]
+__all__ = ["BCA", "CONSTRUCTIONS", "Construction", "MEAN_CI", "MEAN_CI_HELP", "PERCENTILE", "PLUS_TWO",
+           "PLUS_TWO_POWER", "PPI", "PPI_JOINT", "PPI_RATIO", "RATIO", "REPEATS", "STUDENTIZED", "STUDENT_T",
+           "calibration_ci", "described", "mean_ci"]

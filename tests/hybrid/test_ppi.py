@@ -16,8 +16,10 @@ from relgrade.stats import mean_intervals
 def _augmented(y, yh, lower, upper):
     """The labeled rows plus the documented pseudo-rows: (human, judge, weight, counts in the centre)."""
     rows = [(a, b, 1.0, True) for a, b in zip(y, yh)]
-    if np.isin(y, (lower, upper)).all():  # 0/1: half a pseudo-query in each (human, judge) cell
-        rows += [(a, b, 0.5, True) for a in (lower, upper) for b in (lower, upper)]
+    at = np.isin(y, (lower, upper))
+    share = 1.0 if at.all() else at.mean() ** 10  # of the plus-two: all of it for a 0/1 column
+    if share > 0:  # share / 2 of a pseudo-query in each (human, judge) cell, in the centre for a 0/1 column only
+        rows += [(a, b, share / 2, bool(at.all())) for a in (lower, upper) for b in (lower, upper)]
     elif np.ptp(y) == 0:  # constant: one far-bound row with the neutral judge value, variance only
         far = lower if y.mean() - lower >= upper - y.mean() else upper
         rows.append((far, yh.mean(), 1.0, False))
@@ -38,8 +40,10 @@ def _by_hand(y, yh, yu, lam, *, alpha=0.05, lower=0.0, upper=1.0, skew=True):
     V = (lam ** 2 * yu.var(ddof=1) / N if N else 0.0) + (Syy - 2 * lam * Syh + lam ** 2 * Shh) / ((nv - 1 - e) * n) + slope
     t = stats.t.ppf(1 - alpha / 2, n - 1 - e)
     s = 0.0
-    if skew and w.sum() == n:  # graded, no pseudo-row: Hall's correction with unbiased third cumulants
-        k3 = lam ** 3 * (stats.kstat(yu, 3) if N > 2 else 0.0) / max(N, 1) ** 2 + stats.kstat(y - lam * yh, 3) / n ** 2
+    if skew and not np.isin(y, (lower, upper)).all() and np.ptp(y) > 0:  # graded: Hall's correction
+        R = Y - lam * H  # unbiased third cumulant of the augmented rows (kstat without pseudo-rows)
+        k3_rows = nv * nv / ((nv - 1) * (nv - 2)) * (w * (R - np.average(R, weights=w)) ** 3).sum() / nv
+        k3 = lam ** 3 * (stats.kstat(yu, 3) if N > 2 else 0.0) / max(N, 1) ** 2 + k3_rows / n ** 2
         s = float(np.clip(k3 / V ** 1.5, -0.75 / t, 0.75 / t))
     a, b = s / 3, s / 6
     g = lambda x: x + a * x * x + a * a * x ** 3 / 3 + b  # noqa: E731 - Hall (1992)
@@ -59,10 +63,12 @@ def _cases():
     hits = (rng.random(15) < 0.7).astype(float)
     binary = (hits, np.where(rng.random(15) < 0.15, 1 - hits, hits), (rng.random(50) < 0.7).astype(float))
     constant = (np.ones(10), rng.random(10), rng.random(40))
-    return {"graded": graded, "binary": binary, "constant": constant}
+    near = np.r_[np.zeros(9), rng.beta(1, 3, 2)]  # 9 of 11 at the bound: 0.82 ** 10 = 0.13 of the plus-two
+    near_bound = (near, np.clip(near + rng.normal(0, 0.05, 11), 0, 1), np.clip(rng.beta(1, 3, 40) - 0.1, 0, 1))
+    return {"graded": graded, "binary": binary, "constant": constant, "near bound": near_bound}
 
 
-@pytest.mark.parametrize("case", ["graded", "binary", "constant"])
+@pytest.mark.parametrize("case", ["graded", "binary", "constant", "near bound"])
 def test_point_is_ppi_pythons_and_interval_the_documented_formula(case):
     y, yh, yu = _cases()[case]
     est = ppi_means(y, yh, yu)
@@ -179,6 +185,23 @@ def test_human_only_is_the_student_t_interval_for_a_symmetric_sample_and_halls_f
     est = human_only_means(skewed)
     assert (est.lo[0], est.hi[0], est.half[0]) == pytest.approx((lo, hi, half))
     assert est.hi[0] - skewed.mean() > skewed.mean() - est.lo[0]  # reaches further towards the long tail
+
+
+def test_a_graded_sample_mostly_at_a_bound_gets_its_share_of_plus_two():
+    """issue 29: four queries at 0 and one at 0.1 showed a standard error of 0.02, and the t interval [0, 0.10]
+    missed a mean of 0.15 (the Wald failure of a binomial near 0). The column gets 0.8 ** 10 of the plus-two in
+    its variance (not its centre); a column with no value at a bound none, a 0/1 column all of it."""
+    from relgrade.stats._augmented import plus_two_weight
+
+    x = np.array([0.0, 0.0, 0.0, 0.0, 0.1])
+    cols = np.c_[x, [0.0, 1.0, 1.0, 0.0, 1.0], [0.2, 0.3, 0.5, 0.6, 0.9]]
+    assert plus_two_weight(cols, 0.0, 1.0) == pytest.approx([0.8 ** 10, 1.0, 0.0])
+    est = human_only_means(x)
+    value, lo, hi, half = _by_hand(x, np.zeros(5), np.zeros(0), 0.0)
+    assert (est.lo[0], est.hi[0], est.half[0]) == pytest.approx((lo, hi, half))
+    assert est.est.centre[0] == pytest.approx(x.mean()) and est.hi[0] > 0.3
+    plain = cols[:, 2]  # no value at a bound: the interval of the values alone
+    assert human_only_means(plain).half[0] == pytest.approx(_by_hand(plain, np.zeros(5), np.zeros(0), 0.0)[3])
 
 
 def test_constant_judge_falls_back_to_lam_zero_with_a_note():

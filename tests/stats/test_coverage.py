@@ -139,7 +139,7 @@ def test_01_interval_is_plus_two_by_hand():
     est = mean_intervals(x)
     assert est.value[0] == pytest.approx(0.9)
     assert (est.lo[0], est.hi[0]) == pytest.approx((10 / 12 - half, min(1.0, 10 / 12 + half)))
-    graded = mean_intervals(np.r_[x[:-1], 0.5])  # one value off the bounds: no plus-two, the plain mean as centre
+    graded = mean_intervals(np.r_[x[:-1], 0.5])  # one value off the bounds: 0.9 ** 10 of plus-two in the variance only
     g = np.r_[x[:-1], 0.5]
     gh = stats_t.ppf(0.975, 9) * g.std(ddof=1) / np.sqrt(10)
     # skewed to the left: Hall's correction reaches further down than the t interval (tests/hybrid/test_ppi.py

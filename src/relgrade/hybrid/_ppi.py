@@ -6,8 +6,9 @@ on the ``N`` other queries. The estimate is ppi-python's ``ppi_mean_pointestimat
 lam=lam)``; the interval and the choice of ``lam`` are :mod:`relgrade.stats._augmented`'s:
 
 * the labeled rows are augmented with the pseudo-rows of the human-only interval (plus-two for a 0/1 metric,
-  as half a pseudo-query in each (human, judge) cell; a far-bound row with a neutral judge value for a
-  constant graded sample), so ``lam = 0`` gives the human-only interval exactly;
+  as half a pseudo-query in each (human, judge) cell, and ``s ** PLUS_TWO_POWER`` of it for a graded metric with a share
+  ``s`` of its values at a bound; a far-bound row with a neutral judge value for a constant graded sample),
+  so ``lam = 0`` gives the human-only interval exactly;
 * ``lam`` minimises the interval's own half-width, small-sample corrections included (a degree of freedom
   for the share of the fitted slope used, the slope's error times the judge's mean shift), over
   ``[0, min(1, fitted slope)]``: the PPI interval is never wider than the human-only one (before both are

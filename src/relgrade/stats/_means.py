@@ -19,7 +19,9 @@ at ``lam = 0`` is this one exactly. For values ``x_1..x_n`` in ``[lower, upper]`
 * any other column gets Hall's (1992) skewness correction ``g`` (capped; see
   :mod:`relgrade.stats._augmented`): misses of the plain t interval are lopsided for skewed metrics
   (nDCG@10 near 0.8 at 10 queries drawn with replacement: above the truth 5-6% of the time, below 1-2%);
-  ``mean_c`` is the plain mean;
+  ``mean_c`` is the plain mean. A share ``s`` of its values at a bound gets ``s ** PLUS_TWO_POWER`` (10) of plus-two's
+  pseudo-observations in ``v`` (not in ``mean_c``): four queries at 0 and one at 0.1 are nearly a 0/1 sample,
+  whose t interval misses as the Wald interval does;
 * the interval is widened to hold the plain mean and intersected with ``[lower, upper]`` (neither step can
   lose the true value).
 
@@ -48,7 +50,7 @@ class MeanIntervals:
     hi: np.ndarray
     constant: np.ndarray
     half: np.ndarray
-    floored: np.ndarray  # bool per column: pseudo-observations (floor or plus-two) entered the interval
+    floored: np.ndarray  # bool per column: the floor or the whole plus-two (a constant or 0/1 column)
 
     @property
     def width(self) -> np.ndarray:
