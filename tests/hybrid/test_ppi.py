@@ -36,7 +36,8 @@ def _by_hand(y, yh, yu, lam, *, alpha=0.05, lower=0.0, upper=1.0, skew=True):
     ols = Syh / Shh if Shh > 0 else 0.0
     e = 0.0 if lam == 0 else (min(1.0, lam / ols) if ols > 0 else 1.0)
     d = yu.mean() - np.average(H[c], weights=w[c]) if N else 0.0
-    slope = e ** 2 * (Syy - Syh ** 2 / Shh) / (nv - 2) * d ** 2 / Shh if lam > 0 else 0.0
+    d2 = Shh / (nv - 1) / n + (yu.var(ddof=1) / N if N else 0.0)  # the mean shift's expected square
+    slope = e ** 2 * (Syy - Syh ** 2 / Shh) / (nv - 2) * d2 / Shh if lam > 0 else 0.0
     V = (lam ** 2 * yu.var(ddof=1) / N if N else 0.0) + (Syy - 2 * lam * Syh + lam ** 2 * Shh) / ((nv - 1 - e) * n) + slope
     t = stats.t.ppf(1 - alpha / 2, n - 1 - e)
     s = 0.0
