@@ -2,7 +2,8 @@
 
 Every interval is :func:`relgrade.stats.mean_intervals`: mean +- t_{n-1} * s / sqrt(n), with a variance floor
 (one pseudo-observation at the far bound of the range) when the per-query values are all equal, plus-two for
-0/1 values and Hall's skewness correction for graded ones, intersected with the range ([0, 1] for a metric,
+0/1 values (and a share of it in the variance of graded values mostly at a bound: ``relgrade._intervals.PLUS_TWO_POWER``)
+and Hall's skewness correction for graded ones, intersected with the range ([0, 1] for a metric,
 [-1, 1] for a difference of two). It replaced the percentile bootstrap,
 which had zero width on a constant sample and covered 0/1 metrics near 0 or 1 far below 95% at 10 queries
 (issue 14); coverage is measured in ``tests/stats/test_coverage.py``.
