@@ -129,6 +129,10 @@ def prediction_table(nist, topics, runs, H, juries, metrics, *, n: int, draws: i
                 at = {q: i for i, q in enumerate(pred.queries)}
                 own = [at[q] for q in labeled] + [at[q] for q in topics if q not in human]  # the 54 originals
                 order = [position[pred.queries[i]] for i in own]
+                if unlabeled is not None:  # a copy is predicted as an unlabeled query: as its original when unlabeled
+                    others = [q for q in topics if q not in human]
+                    assert np.allclose(pred.values[:, [at[q] for q in others]],
+                                       pred.values[:, [at[f"{q}~u"] for q in others]]), "copies predicted unlike originals"
                 for s in range(len(runs)):
                     y = np.column_stack([H[m.name][:, s] for m in metrics])[order]
                     v = pred.values[s][own]
