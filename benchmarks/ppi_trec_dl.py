@@ -39,11 +39,14 @@ the prediction and the human metric (labeled queries out of fold) and its bounds
 design's N. ``--pred-unlabeled N``: the unlabeled queries are N draws with replacement from the 54, each with
 the prediction ``estimate`` gives an unlabeled query (the fold models' mean: every query is predicted once more
 under a copy of its id that has no human label). (This table replaces ``benchmarks/predict_trec_dl.py``, which
-measured the same on two systems.)
+measured the same on two systems.) ``--pred-replace`` draws the labeled queries with replacement too, each draw a
+query of its own id (:func:`drawn`): the sharp test of coverage, as the first table's; without it the labeled
+queries are 10 of the 54 without replacement, which makes coverage conservative.
 
     python benchmarks/ppi_trec_dl.py [--draws 2000] [--judges 2] [--n 5 10 15 30] [--pred-draws 100] [--judge-qrels FILE]
     python benchmarks/ppi_trec_dl.py --n --skip-rank --pred-draws 200   # the prediction table alone
     python benchmarks/ppi_trec_dl.py --n --skip-rank --kappa 0.3 --pred-unlabeled 540   # N >> n: judge 10x the queries
+    python benchmarks/ppi_trec_dl.py --n --skip-rank --pred-draws 200 --pred-replace   # the sharp coverage test
 
 Exits 2 with one line when the data directory is missing.
 """
@@ -92,17 +95,34 @@ def copies(topics, runs, sets):
     return runs2, sets2, [f"{q}~u" for q in topics]
 
 
+def drawn(picks, runs, sets):
+    """Runs and judges over the queries ``picks`` (indices into ``topics`` order, repeats allowed) under distinct
+    ids ``q@k``: a draw with replacement is a sample of independent queries, two of which may be the same one."""
+    from relgrade.hybrid import JudgeSet
+    from relgrade.io import Qrels, Run
+
+    def ids(d):
+        return {f"{q}@{k}": d[q] for k, q in picks if q in d}
+
+    runs2 = [Run.from_dict(ids(r.to_dict()), name=r.name) for r in runs]
+    sets2 = [JudgeSet(js.name, Qrels(ids(js.grades.to_dict())), ids(js.raw), ids(js.expected), js.scale) for js in sets]
+    return runs2, sets2
+
+
 # the prediction kinds of the second table: name -> (relgrade.hybrid.predict's prediction, how many judges)
 PREDICTIONS = {"soft (default)": ("soft", 1), "hard": ("hard", 1), "soft, 2 judges": ("soft", 2)}
 
 
 def prediction_table(nist, topics, runs, H, juries, metrics, *, n: int, draws: int, thr: int, rng,
-                     unlabeled: int | None = None) -> None:
+                     unlabeled: int | None = None, replace: bool = False) -> None:
     """Coverage, width ratio, r and bounds per prediction kind at n labeled queries (drawn without replacement:
     the soft prediction is fitted on each draw's labeled queries, so each draw costs a fit); ``unlabeled``: N
-    unlabeled queries drawn with replacement from the 54 (:func:`copies`) instead of the 54 - n others."""
-    from relgrade.hybrid import JudgeSet, human_only_means, ppi_means, predict
-    from relgrade.io import Qrels
+    unlabeled queries drawn with replacement from the 54 (:func:`copies`) instead of the 54 - n others;
+    ``replace``: labeled and unlabeled queries all drawn with replacement (:func:`drawn`), r over the draw's."""
+    if replace:
+        return replaced_table(nist, topics, runs, H, juries, metrics, n=n, N=len(topics) - n if unlabeled is None
+                              else unlabeled, draws=draws, thr=thr, rng=rng)
+    from relgrade.hybrid import predict
 
     N = len(topics) - n if unlabeled is None else unlabeled
     position = {q: i for i, q in enumerate(topics)}
@@ -113,9 +133,7 @@ def prediction_table(nist, topics, runs, H, juries, metrics, *, n: int, draws: i
     print(f"{'judge':<12}{'prediction':<16}" + "".join(f"{m.name:>37}" for m in metrics))
     print(f"{'':<28}" + "".join(f"{'cover':>9}{'width':>7}{'r':>7}{'bound':>7}{'at N':>7}" for _ in metrics))
     for name, jury in juries.items():
-        sets = [JudgeSet(f"{name} #{i + 1}", Qrels(j.grades), j.grades,
-                         {q: {d: float(np.dot(np.arange(len(p)), p)) for d, p in docs.items()} for q, docs in j.dists.items()})
-                for i, j in enumerate(jury)]
+        sets = judge_sets(name, jury)
         pruns, psets, ids = (runs, sets, None) if unlabeled is None else copies(topics, runs, sets)
         cols = {kind: {"Y": [], "P": [], "U": [], "truth": [], "r": []} for kind in PREDICTIONS}
         for draw in range(draws):
@@ -142,21 +160,75 @@ def prediction_table(nist, topics, runs, H, juries, metrics, *, n: int, draws: i
                     c["truth"].append(y.mean(axis=0))
                     c["r"].append([np.corrcoef(y[:, j], v[:, j])[0, 1] if np.ptp(v[:, j])
                                    else 0.0 for j in range(len(metrics))])
-        for kind, c in cols.items():
-            if not c["Y"]:
-                continue
-            Y, P, U = (np.hstack(c[key]) for key in ("Y", "P", "U"))
-            ppi, human_only = ppi_means(Y, P, U), human_only_means(Y)
-            reps = len(c["r"])
-            truth = np.concatenate(c["truth"])
-            cover = ((ppi.lo <= truth) & (truth <= ppi.hi)).reshape(reps, len(metrics)).mean(axis=0)
-            ratio = (ppi.half / human_only.half).reshape(reps, len(metrics)).mean(axis=0)
-            r = np.nanmean(np.array(c["r"]), axis=0)
-            se = np.sqrt(cover * (1 - cover) / reps)
-            print(f"{name:<12}{kind:<16}" + "".join(f"{cover[j]:>9.3f}{ratio[j]:>7.3f}{r[j]:>7.2f}"
-                                                    + "".join(f"{b:>7.3f}" for b in bounds(r[j], n, N))
-                                                    for j in range(len(metrics)))
-                  + f"   (coverage SE <= {se.max():.3f})", flush=True)
+        summarise(name, cols, metrics, n, N)
+
+
+def judge_sets(name, jury):
+    """The jury's judges as ``relgrade.hybrid.JudgeSet`` (grades, and expected grades from their distributions)."""
+    from relgrade.hybrid import JudgeSet
+    from relgrade.io import Qrels
+
+    return [JudgeSet(f"{name} #{i + 1}", Qrels(j.grades), j.grades,
+                     {q: {d: float(np.dot(np.arange(len(p)), p)) for d, p in docs.items()} for q, docs in j.dists.items()})
+            for i, j in enumerate(jury)]
+
+
+def summarise(name, cols, metrics, n, N) -> None:
+    """One line per prediction kind: PPI coverage, mean width ratio, mean r and the bounds."""
+    from relgrade.hybrid import human_only_means, ppi_means
+
+    for kind, c in cols.items():
+        if not c["Y"]:
+            continue
+        Y, P, U = (np.hstack(c[key]) for key in ("Y", "P", "U"))
+        ppi, human_only = ppi_means(Y, P, U), human_only_means(Y)
+        reps = len(c["r"])
+        truth = np.concatenate(c["truth"])
+        cover = ((ppi.lo <= truth) & (truth <= ppi.hi)).reshape(reps, len(metrics)).mean(axis=0)
+        ratio = (ppi.half / human_only.half).reshape(reps, len(metrics)).mean(axis=0)
+        r = np.nanmean(np.array(c["r"]), axis=0)
+        se = np.sqrt(cover * (1 - cover) / reps)
+        print(f"{name:<12}{kind:<16}" + "".join(f"{cover[j]:>9.3f}{ratio[j]:>7.3f}{r[j]:>7.2f}"
+                                                + "".join(f"{b:>7.3f}" for b in bounds(r[j], n, N))
+                                                for j in range(len(metrics)))
+              + f"   (coverage SE <= {se.max():.3f})", flush=True)
+
+
+def replaced_table(nist, topics, runs, H, juries, metrics, *, n: int, N: int, draws: int, thr: int, rng) -> None:
+    """The prediction table with every query drawn with replacement (the sharp test of coverage: the truth is the
+    mean over the 54, of which each draw is an independent sample)."""
+    from relgrade.hybrid import predict
+
+    print(f"\npredictions at {n} labeled queries and N = {N} unlabeled, all drawn with replacement, {draws} draws x "
+          f"{len(runs)} systems: PPI coverage, width ratio before clipping, r over the draw's queries (labeled ones "
+          "out of fold), sqrt(1 - r^2), sqrt(1 - r^2 N / (n + N))")
+    print(f"{'judge':<12}{'prediction':<16}" + "".join(f"{m.name:>37}" for m in metrics))
+    print(f"{'':<28}" + "".join(f"{'cover':>9}{'width':>7}{'r':>7}{'bound':>7}{'at N':>7}" for _ in metrics))
+    position = {q: i for i, q in enumerate(topics)}
+    for name, jury in juries.items():
+        sets = judge_sets(name, jury)
+        cols = {kind: {"Y": [], "P": [], "U": [], "truth": [], "r": []} for kind in PREDICTIONS}
+        for draw in range(draws):
+            picks = [(k, topics[i]) for k, i in enumerate(rng.integers(0, len(topics), n + N))]
+            druns, dsets = drawn(picks, runs, sets)
+            human = {f"{q}@{k}": nist[q] for k, q in picks[:n]}
+            names = [f"{q}@{k}" for k, q in picks]
+            rows = [position[q] for _, q in picks]
+            for kind, (how, k) in PREDICTIONS.items():
+                if k > len(sets):
+                    continue
+                pred = predict(druns, human, dsets[:k], metrics, rel_threshold=thr, prediction=how, seed=draw)
+                at = {q: i for i, q in enumerate(pred.queries)}
+                v_all = pred.values[:, [at[q] for q in names]]
+                for s in range(len(runs)):
+                    y = np.column_stack([H[m.name][:, s] for m in metrics])[rows]
+                    v = v_all[s]
+                    c = cols[kind]
+                    c["Y"].append(y[:n]), c["P"].append(v[:n]), c["U"].append(v[n:])
+                    c["truth"].append(np.column_stack([H[m.name][:, s] for m in metrics]).mean(axis=0))
+                    c["r"].append([np.corrcoef(y[:, j], v[:, j])[0, 1] if np.ptp(v[:, j]) and np.ptp(y[:, j])
+                                   else 0.0 for j in range(len(metrics))])
+        summarise(name, cols, metrics, n, N)
 
 
 def local_grades(cache: Path, data: Path, runs, depth: int) -> dict[str, dict[str, int]]:
@@ -194,6 +266,8 @@ def main() -> int:
     ap.add_argument("--unlabeled", type=int, default=None, help="unlabeled queries of the first table (default: "
                     "54 - n), drawn with replacement")
     ap.add_argument("--pred-n", type=int, default=10, help="labeled queries of the prediction table")
+    ap.add_argument("--pred-replace", action="store_true", help="the prediction table with every query drawn with "
+                    "replacement (the sharp test of coverage)")
     ap.add_argument("--pred-unlabeled", type=int, default=None, help="unlabeled queries of the prediction table, "
                     "drawn with replacement from the 54 (default: the 54 - n others)")
     ap.add_argument("--pred-draws", type=int, default=100, help="draws of the prediction table (0: skip it)")
@@ -298,7 +372,7 @@ def main() -> int:
               f"{np.nanmean(tau_ppi):.3f}, human-only {np.nanmean(tau_human):.3f}")
     if args.pred_draws:
         prediction_table(nist, topics, runs, H, juries, metrics, n=args.pred_n, draws=args.pred_draws, thr=thr, rng=rng,
-                         unlabeled=args.pred_unlabeled)
+                         unlabeled=args.pred_unlabeled, replace=args.pred_replace)
     print(f"\n({time.perf_counter() - t0:.0f} s)")
     return 0
 
