@@ -130,8 +130,7 @@ def prediction_table(nist, topics, runs, H, juries, metrics, *, n: int, draws: i
           f"({'the others' if unlabeled is None else 'with replacement from the 54'}), {draws} draws x {len(runs)} "
           "systems: PPI coverage, width ratio before clipping, r over the 54 queries (labeled ones out of fold), "
           "sqrt(1 - r^2), sqrt(1 - r^2 N / (n + N))")
-    print(f"{'judge':<12}{'prediction':<16}" + "".join(f"{m.name:>37}" for m in metrics))
-    print(f"{'':<28}" + "".join(f"{'cover':>9}{'width':>7}{'r':>7}{'bound':>7}{'at N':>7}" for _ in metrics))
+    columns(metrics)
     for name, jury in juries.items():
         sets = judge_sets(name, jury)
         pruns, psets, ids = (runs, sets, None) if unlabeled is None else copies(topics, runs, sets)
@@ -173,6 +172,12 @@ def judge_sets(name, jury):
             for i, j in enumerate(jury)]
 
 
+def columns(metrics) -> None:
+    """The prediction tables' column heads (:func:`summarise` prints their rows)."""
+    print(f"{'judge':<12}{'prediction':<16}" + "".join(f"{m.name:>37}" for m in metrics))
+    print(f"{'':<28}" + "".join(f"{'cover':>9}{'width':>7}{'r':>7}{'bound':>7}{'at N':>7}" for _ in metrics))
+
+
 def summarise(name, cols, metrics, n, N) -> None:
     """One line per prediction kind: PPI coverage, mean width ratio, mean r and the bounds."""
     from relgrade.hybrid import human_only_means, ppi_means
@@ -202,8 +207,7 @@ def replaced_table(nist, topics, runs, H, juries, metrics, *, n: int, N: int, dr
     print(f"\npredictions at {n} labeled queries and N = {N} unlabeled, all drawn with replacement, {draws} draws x "
           f"{len(runs)} systems: PPI coverage, width ratio before clipping, r over the draw's queries (labeled ones "
           "out of fold), sqrt(1 - r^2), sqrt(1 - r^2 N / (n + N))")
-    print(f"{'judge':<12}{'prediction':<16}" + "".join(f"{m.name:>37}" for m in metrics))
-    print(f"{'':<28}" + "".join(f"{'cover':>9}{'width':>7}{'r':>7}{'bound':>7}{'at N':>7}" for _ in metrics))
+    columns(metrics)
     position = {q: i for i, q in enumerate(topics)}
     for name, jury in juries.items():
         sets = judge_sets(name, jury)

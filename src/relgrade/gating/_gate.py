@@ -203,6 +203,22 @@ def report_leaks(data: dict, name: str) -> tuple[dict[str, Any], ...] | None:
     return tuple(leaks)
 
 
+def leak_check(leaks, name: str, hint: str, *, no_tenants: bool = False, where: str | None = None
+               ) -> tuple[list[str], list[str]]:
+    """The tenant-leak guard on a report's leaks (:func:`report_leaks`): ``(notes, reasons)``. No leak
+    information fails (``hint``: how to write a report that has it) unless ``no_tenants``; any leak fails
+    (``where``: the run named in the message, default ``name``)."""
+    from relgrade._words import plural
+
+    if leaks is None and no_tenants:
+        return [f"leak check: off for {name} (--no-tenants: the runs serve no tenants)"], []
+    if leaks is None:
+        return [], [f"{name} carries no leak information, so the tenant-leak guard cannot run; write it with {hint}"]
+    if leaks:
+        return [], [f"leak: {plural(len(leaks), 'forbidden document')} in the top k of {where or name}"]
+    return [], []
+
+
 def check_comparable(base: dict, cur: dict, base_name: str, cur_name: str) -> dict[str, Any]:
     """InputError unless both reports record the same labels, queries, threshold and no-answer rule."""
     from relgrade.metrics._settings import differences, missing_settings
@@ -288,14 +304,10 @@ def gate(
 
     notes, judge_reasons, judge = gate_judge([(cur, cur_name), (base, base_name)], accept=accept_judge)
     reasons += judge_reasons
-    if leaks is None and no_tenants:
-        notes.append(f"leak check: off for {cur_name} (--no-tenants: the runs serve no tenants)")
-    elif leaks is None:
-        reasons.append(f"{cur_name} carries no leak information, so the tenant-leak guard cannot run; write it with "
-                       "'relgrade evaluate --json', or 'relgrade estimate --json --forbidden GOLDEN', or pass "
-                       "--no-tenants when the runs serve no tenants")
-    elif leaks:
-        n = len(leaks)
-        reasons.append(f"leak: {n} forbidden {'document' if n == 1 else 'documents'} in the top k of {cur_name}")
+    leak_notes, leak_reasons = leak_check(leaks, cur_name, "'relgrade evaluate --json', or 'relgrade estimate --json "
+                                          "--forbidden GOLDEN', or pass --no-tenants when the runs serve no tenants",
+                                          no_tenants=no_tenants)
+    notes += leak_notes
+    reasons += leak_reasons
     return GateResult(not reasons, tuple(rows), leaks or (), tuple(reasons), float(max_drop), bool(beyond_ci),
                       base_name, cur_name, settings, tuple(notes), judge, bool(no_tenants))

@@ -17,7 +17,7 @@ from typing import Any
 
 from relgrade._errors import InputError
 from relgrade.gating._gate import (
-    DEFAULT_GATE_METRICS, GateResult, GateRow, _as_report, metric_upper, metric_value, report_leaks,
+    DEFAULT_GATE_METRICS, GateResult, GateRow, _as_report, leak_check, metric_upper, metric_value, report_leaks,
 )
 
 _TOL = 1e-12
@@ -79,12 +79,9 @@ def gate_min(current: Any, *, minimum: float, metrics: Sequence[str] | None = No
             reasons.append(f"below the minimum: {key} {value:.4f}; {what} is {minimum - bound:.4f} below {minimum:g}")
     leaks = report_leaks(cur, cur_name)
     settings = {"kind": (cur.get("settings") or {}).get("kind"), "leak_check": leaks is not None}
-    if leaks is None and settings["kind"] != "ann-recall":
-        reasons.append(f"{cur_name} carries no leak information, so the tenant-leak guard cannot run; write it with "
-                       "'relgrade evaluate --json', or 'relgrade estimate --json --forbidden GOLDEN'")
-    elif leaks:
-        n = len(leaks)
-        reasons.append(f"leak: {n} forbidden {'document' if n == 1 else 'documents'} in the top k of {cur_name}")
+    if leaks is not None or settings["kind"] != "ann-recall":  # an ann-recall report has no leak information
+        reasons += leak_check(leaks, cur_name, "'relgrade evaluate --json', or 'relgrade estimate --json --forbidden "
+                              "GOLDEN'")[1]
     return FloorResult(not reasons, tuple(rows), leaks or (), tuple(reasons), 0.0, bool(beyond_ci), "minimum",
                        cur_name, settings, minimum=float(minimum))
 

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
-from relgrade.gating._gate import DEFAULT_GATE_METRICS, DEFAULT_MAX_DROP, GateResult, GateRow, read_report, report_leaks
+from relgrade.gating._gate import (DEFAULT_GATE_METRICS, DEFAULT_MAX_DROP, GateResult, GateRow, leak_check, read_report,
+                                   report_leaks)
 
 _TOL = 1e-12
 _WRITER = "'relgrade compare --human H --judge J --json'"
@@ -86,18 +87,14 @@ def gate_paired(report: str | Path | dict, *, metrics=None, max_drop: float = DE
             reasons.append(f"regression: {key} B - A = {d:+.4f}; {what} is {drop:.4f} below A, more than the max "
                            f"drop {max_drop:g}")
     from relgrade._verdict import gate_judge
-    from relgrade._words import plural
 
     notes, judge_reasons, judge = gate_judge([(data, name)], accept=accept_judge)
     reasons += judge_reasons
-    if leaks is None and no_tenants:
-        notes.append(f"leak check: off for {name} (--no-tenants: the runs serve no tenants)")
-    elif leaks is None:
-        reasons.append(f"{name} carries no leak information, so the tenant-leak guard cannot run; write it with "
-                       "'relgrade compare --human H --judge J --forbidden GOLDEN --json OUT', or pass --no-tenants "
-                       "when the runs serve no tenants")
-    elif leaks:
-        reasons.append(f"leak: {plural(len(leaks), 'forbidden document')} in the top k of B")
+    leak_notes, leak_reasons = leak_check(leaks, name, "'relgrade compare --human H --judge J --forbidden GOLDEN "
+                                          "--json OUT', or pass --no-tenants when the runs serve no tenants",
+                                          no_tenants=no_tenants, where="B")
+    notes += leak_notes
+    reasons += leak_reasons
     runs = settings.get("runs") or ["A", "B"]
     kept = {k: settings.get(k) for k in ("labels", "queries", "rel_threshold", "no_answer")}
     kept["interval"] = (settings.get("interval") or {}).get("ppi") if isinstance(settings.get("interval"), dict) else None
