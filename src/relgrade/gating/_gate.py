@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
+from relgrade._words import plural
 from relgrade.gating._loop import corpus_change, repeat_allowance
 
 DEFAULT_GATE_METRICS = ("recall@5",)
@@ -208,8 +209,6 @@ def leak_check(leaks, name: str, hint: str, *, no_tenants: bool = False, where: 
     """The tenant-leak guard on a report's leaks (:func:`report_leaks`): ``(notes, reasons)``. No leak
     information fails (``hint``: how to write a report that has it) unless ``no_tenants``; any leak fails
     (``where``: the run named in the message, default ``name``)."""
-    from relgrade._words import plural
-
     if leaks is None and no_tenants:
         return [f"leak check: off for {name} (--no-tenants: the runs serve no tenants)"], []
     if leaks is None:
