@@ -156,3 +156,108 @@ def test_demo_refuses_a_store_it_would_overwrite_and_a_url(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "hunter22" not in err and len(err.strip().splitlines()) == 1
     assert not (out / "runs").exists()  # refused before anything was written
+
+
+# ---------------------------------------------------------------------------------------------- derived outputs (issue 34)
+# A file a command derives from an output's name (judge's details, hybrid's stale labels and calibration, sample's
+# judge grades, a SQLite file's companions) is an output too: pointed at every input of the command (as given,
+# through a symbolic link, through '..'), it is exit 2 before anything is read, and the input is unchanged.
+# command -> (argv with {role} placeholders, the output role whose side files are derived, the side kind, inputs)
+SIDES = {  # the side files each writer puts beside its output, as the README names them
+    "judge": {"its details file": lambda p: Path(f"{p}.details.jsonl")},
+    "hybrid": {"its stale labels": lambda p: Path(f"{p}.stale.jsonl"),
+               "its judge calibration": lambda p: Path(f"{p}.calibration.json")},
+    "items": {"its judge grades": lambda p: Path(p).with_name(f"{Path(p).stem}.judge{Path(p).suffix}")},
+    "sqlite": {f"its {c} file": (lambda p, c=c: Path(f"{p}{c}")) for c in ("-wal", "-shm", "-journal")},
+}
+DERIVING = {
+    "judge": (COMMANDS["judge"][0], "out", "judge", ["run", "corpus", "store"]),
+    "hybrid": (COMMANDS["hybrid"][0], "out", "hybrid", ["human", "judge", "corpus", "mapping"]),
+    "sample": (COMMANDS["sample"][0], "out", "items", ["judge", "run"]),
+    "label": (COMMANDS["label"][0], "store", "sqlite", ["items"]),
+}
+
+
+def test_the_side_files_are_the_ones_the_writers_use():
+    from relgrade.io._outputs import SIDE_FILES
+
+    assert {k: [w for w, _ in v] for k, v in SIDE_FILES.items()} == {k: list(v) for k, v in SIDES.items()}
+    for kind, sides in SIDE_FILES.items():
+        for what, make in sides:
+            assert Path(make("dir/items.csv")) == SIDES[kind][what]("dir/items.csv")
+
+
+def _derived_cases():
+    for command, (_, _, kind, inputs) in DERIVING.items():
+        for what in SIDES[kind]:
+            for role in inputs:
+                for how in HOW:
+                    yield pytest.param(command, what, role, how, id=f"{command}-{what.split()[-2]}={role}-{how}")
+
+
+@pytest.mark.parametrize("command,what,role,how", list(_derived_cases()))
+def test_a_derived_output_that_is_an_input_is_refused(tmp_path, capsys, fuzz_world, command, what, role, how):
+    files = fuzz_world.write_world(tmp_path)
+    files["store"] = tmp_path / "store.sqlite"
+    argv, out_role, kind, _ = DERIVING[command]
+    out = tmp_path / ("made.csv" if kind == "items" else "made.jsonl" if kind == "hybrid" else "made")
+    derived = SIDES[kind][what](out)  # the input is put where the output's side file goes
+    source = files[role]
+    derived.write_bytes(source.read_bytes() if source.is_file() else b"")
+    before = {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    values = {k: str(v) for k, v in files.items()}
+    values[out_role] = str(out)
+    values[role] = _pointing(tmp_path, derived, how)
+    code = main([part.format(**values) for part in argv])
+    stdout, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert code == 2, (code, stdout, err)
+    assert len(lines) == 1 and "same file" in lines[0] and what in lines[0], err
+    assert "Traceback" not in err + stdout
+    for p, data in before.items():
+        assert p.read_bytes() == data, f"{p.name} was changed"
+
+
+# inputs whose side files the command reads (a hybrid set's stale labels and calibration, an items file's judge
+# grades) against every output of the command: command -> (argv, input role, side kind, output roles)
+READING = {
+    "evaluate": (COMMANDS["evaluate"][0], "qrels", "hybrid", ["json"]),
+    "compare": (COMMANDS["compare"][0], "qrels", "hybrid", ["json"]),
+    "label": (["label", "{items}", "--no-browser", "--show-judge", "--store", "{store}"], "items", "items", ["store"]),
+    "label-export": (COMMANDS["label-export"][0], "items", "items", ["export"]),
+}
+
+
+def _reading_cases():
+    for command, (_, _, kind, outputs) in READING.items():
+        for what in SIDES[kind]:
+            for out in outputs:
+                yield pytest.param(command, what, out, id=f"{command}-{out}={what.split()[-2]}")
+
+
+@pytest.mark.parametrize("command,what,out", list(_reading_cases()))
+def test_an_output_that_is_a_side_file_of_an_input_is_refused(tmp_path, capsys, fuzz_world, command, what, out):
+    files = _world(tmp_path, fuzz_world)
+    argv, role, kind, _ = READING[command]
+    side = SIDES[kind][what](files[role])
+    side.write_text("kept\n")
+    values = {k: str(v) for k, v in files.items()}
+    values[out] = str(side)
+    code = main([part.format(**values) for part in argv])
+    stdout, err = capsys.readouterr()
+    assert code == 2, (code, stdout, err)
+    assert len(err.strip().splitlines()) == 1 and "same file" in err and what in err, err
+    assert side.read_text() == "kept\n"
+
+
+def test_an_input_that_is_a_companion_of_the_store_is_refused(tmp_path, capsys, fuzz_world):
+    """The store writes its -wal file: a run file of that name would be destroyed by the first judgment."""
+    files = _world(tmp_path, fuzz_world)
+    wal = tmp_path / "store.sqlite-wal"
+    wal.write_bytes(files["run"].read_bytes())
+    argv = ["judge", "--run", str(wal), "--corpus", str(files["corpus"]), "--store", str(files["store"]),
+            "--out", str(tmp_path / "j.qrels"), *JUDGE]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--run" in err and "-wal file" in err and len(err.strip().splitlines()) == 1, err
+    assert wal.read_bytes() == files["run"].read_bytes()

@@ -183,10 +183,10 @@ def sample(judge, design, n, target_halfwidth, assumed_kappa, run_paths, depth, 
         raise InputError("give exactly one of --n or --target-halfwidth (e.g. --target-halfwidth 0.05)")
     if depth is not None and (design != "queries" or not run_paths):
         raise InputError("--depth pools a run's top K for --design queries; give it with --run and --design queries")
-    from relgrade.io._outputs import check_outputs
+    from relgrade.io._outputs import check_outputs, with_sides
 
-    check_outputs({"--out": out}, {"--judge": judge, "--run": run_paths, "--corpus": corpus, "--queries": queries_path,
-                                   "--exclude": exclude})
+    check_outputs(with_sides("--out", out, "items"), {"--judge": judge, "--run": run_paths, "--corpus": corpus,
+                                                      "--queries": queries_path, "--exclude": exclude})
     check_writable(out)
     from relgrade.calibration._inputs import parse_scale
 

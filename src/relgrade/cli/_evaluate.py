@@ -31,9 +31,10 @@ def _load(run_path: str, qrels_path: str):
 @click.option("--corpus", "corpus_path", help=CORPUS_HELP)
 def evaluate(run_paths, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, show_failures,
              corpus_path):
-    from relgrade.io._outputs import check_outputs
+    from relgrade.io._outputs import check_outputs, with_sides
 
-    check_outputs({"--json": json_out}, {"--run": run_paths, "--qrels": qrels_path, "--corpus": corpus_path})
+    check_outputs({"--json": json_out}, {"--run": run_paths, **with_sides("--qrels", qrels_path, "hybrid"),
+                                         "--corpus": corpus_path})
     if len(run_paths) > 1:
         from relgrade.cli._repeats import evaluate_repeats_cli
 
@@ -123,9 +124,10 @@ def _provenance(hybrid, qrels, run, report) -> dict:
 def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds, mapping_path, forbidden_path, alpha,
             ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, corpus_path):
     from relgrade._errors import InputError
-    from relgrade.io._outputs import check_outputs
+    from relgrade.io._outputs import check_outputs, with_sides
 
-    check_outputs({"--json": json_out}, {"--run-a": run_a, "--run-b": run_b, "--qrels": qrels_path, "--human": human_path,
+    check_outputs({"--json": json_out}, {"--run-a": run_a, "--run-b": run_b, **with_sides("--qrels", qrels_path, "hybrid"),
+                                         "--human": human_path,
                                          "--judge": judge_paths, "--mapping": mapping_path,
                                          "--forbidden": forbidden_path, "--corpus": corpus_path})
     if human_path or judge_paths:

@@ -9,7 +9,7 @@ import click
 from relgrade._defaults import DEFAULT_PREDICTION, PREDICTIONS
 from relgrade._errors import InputError
 from relgrade._intervals import MEAN_CI, PERCENTILE, PPI
-from relgrade.io._outputs import check_outputs
+from relgrade.io._outputs import check_outputs, with_sides
 from relgrade.cli._options import (FOLDS_HELP, HUMAN_HELP, JUDGE_HELP, JUDGES_HELP, K_HELP, MAPPING_HELP, METRIC_HELP,
                                    PREDICTION_HELP)
 from relgrade.cli._output import write_json
@@ -218,7 +218,7 @@ def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, sh
 
     if not human_path and not judge_path:
         raise InputError("give --human, --judge or both")
-    check_outputs({"--out": out, "--out (its stale labels)": f"{out}.stale.jsonl"},
+    check_outputs(with_sides("--out", out, "hybrid"),
                   {"--human": human_path, "--judge": judge_path, "--corpus": corpus_path, "--run": run_paths,
                    "--mapping": mapping_path})
     if Path(out).suffix.lower() not in {".jsonl", ".ndjson"}:

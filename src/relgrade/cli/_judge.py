@@ -126,11 +126,11 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     if lease is not None and not (lease > 0 and lease < float("inf")):
         raise InputError(f"--lease {lease}: give a number of seconds above 0")
     if out:
-        from relgrade.io._outputs import check_outputs
+        from relgrade.io._outputs import check_outputs, with_sides
         from relgrade.judge.store._open import store_spec
 
         prompt_file = prompt if isinstance(prompt, str) and _is_file(prompt) else None
-        check_outputs({"--out": out, "--out (its details file)": details_path(out)},
+        check_outputs(with_sides("--out", out, "judge"),
                       {"--run": runs, "--corpus": corpus, "--queries": queries, "--prompt": prompt_file},
                       {"--store": store_spec(store or None)})
     loaded = [read_run(path) for path in runs]

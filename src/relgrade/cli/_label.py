@@ -31,12 +31,12 @@ def label(items: Path, store: Path | None, annotator: str, port: int, no_browser
     """
     from relgrade.label._store import LabelStore
 
-    from relgrade.io._outputs import check_outputs
+    from relgrade.io._outputs import check_outputs, with_sides
 
     store_path = store or items.with_name(items.name + ".labels.sqlite")
     annotator = " ".join(annotator.split())
     if export_to is not None:
-        check_outputs({"--export": export_to}, {"ITEMS": items}, {"--store": store_path})
+        check_outputs({"--export": export_to}, with_sides("ITEMS", items, "items"), {"--store": store_path})
         if not store_path.exists():
             raise InputError("no label store here yet; label first, or pass --store", path=store_path)
         with LabelStore(store_path) as db:
@@ -49,7 +49,7 @@ def label(items: Path, store: Path | None, annotator: str, port: int, no_browser
     from relgrade.label._items import read_items
     from relgrade.label._server import bind, new_token, serve, url_for
 
-    check_outputs({"--store": store_path}, {"ITEMS": items})
+    check_outputs(with_sides("--store", store_path, "sqlite"), with_sides("ITEMS", items, "items"))
     pairs = read_items(items)
     if show_judge:
         from relgrade.label._items import with_judge_grades

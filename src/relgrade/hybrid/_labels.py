@@ -229,13 +229,17 @@ def read_hybrid(path: str | Path) -> HybridLabels:
 
 
 def stale_path_for(path: str | Path) -> Path:
-    """``OUT.stale.jsonl`` beside ``OUT``."""
-    return Path(f"{path}.stale.jsonl")
+    """``OUT.stale.jsonl`` beside ``OUT`` (:data:`relgrade.io._outputs.SIDE_FILES`)."""
+    from relgrade.io._outputs import side_path
+
+    return side_path(path, "hybrid", "its stale labels")
 
 
 def calibration_path_for(path: str | Path) -> Path:
     """``OUT.calibration.json`` beside ``OUT``: the judge's calibration verdict."""
-    return Path(f"{path}.calibration.json")
+    from relgrade.io._outputs import side_path
+
+    return side_path(path, "hybrid", "its judge calibration")
 
 
 def _read_calibration(path: str | Path) -> JudgeVerdict | None:

@@ -34,8 +34,10 @@ def judged_line(result) -> str:
 
 
 def details_path(out: str | Path) -> Path:
-    """Where the details JSONL goes: ``OUT.details.jsonl`` beside ``--out``."""
-    return Path(f"{out}.details.jsonl")
+    """Where the details JSONL goes: ``OUT.details.jsonl`` beside ``--out`` (:data:`relgrade.io._outputs.SIDE_FILES`)."""
+    from relgrade.io._outputs import side_path
+
+    return side_path(out, "judge", "its details file")
 
 
 def check_writable(path: Path, option: str) -> None:

@@ -49,9 +49,10 @@ class Item:
 
 def judge_file_for(path: str | Path) -> Path:
     """Where ``relgrade sample`` keeps the judge's grades of an items file: ``items.judge.csv`` beside ``items.csv``
-    (the same format), out of the annotators' sight."""
-    p = Path(path)
-    return p.with_name(f"{p.stem}.judge{p.suffix}")
+    (the same format), out of the annotators' sight (:data:`relgrade.io._outputs.SIDE_FILES`)."""
+    from relgrade.io._outputs import side_path
+
+    return side_path(path, "items", "its judge grades")
 
 
 def with_judge_grades(items: tuple[Item, ...], path: str | Path) -> tuple[Item, ...]:
