@@ -50,6 +50,8 @@ def reports(tmp_path_factory, fuzz_world):
                      "--forbidden", str(f["qrels"])],
         "paired": ["compare", "--run-a", str(f["run"]), "--run-b", str(f["run_b"]), "--human", str(f["human"]),
                    "--judge", str(f["judge"]), "--forbidden", str(f["qrels"])],
+        "ann-recall": ["ann-recall", "--run", str(f["run"]), "--exact", str(f["run_b"]), "--k", "3", "--qrels",
+                       str(f["qrels"])],
     }.items():
         path = root / f"{name}.json"
         assert main([*argv, "--json", str(path)]) == 0
@@ -178,3 +180,124 @@ def test_a_library_report_dict_with_a_huge_int_is_refused(reports):
     data = _set(reports["evaluate"], ("aggregate", "recall@10", "n_queries"), 10 ** 5000)
     with pytest.raises(relgrade.InputError, match="n_queries"):
         relgrade.gate(reports["evaluate"], data)
+
+
+# ------------------------------------------------------------------------------ report consistency (issue 34)
+# A report whose parts contradict each other is exit 2, never a pass: relabelled as another kind (with or without
+# its leaks), a 'paired' that is not true, a paired difference that is not B - A, an aggregate value that is not
+# the mean of its per-query values, metrics listed but not in the aggregate, counts that disagree.
+KIND_OF = {"evaluate": "evaluate", "estimate": "estimate", "paired": "compare", "ann-recall": "ann-recall"}
+GATES = {"two": lambda good, bad: ["--baseline", str(good), "--current", str(bad)],
+         "min": lambda good, bad: ["--current", str(bad), "--min", "0.1"],
+         "paired": lambda good, bad: ["--paired", str(bad)]}
+
+
+def _one_line_refusal(capsys, argv, bad, *words):
+    code = main(["gate", *argv, "--no-tenants", "--accept-judge"] if argv[0] != "--current" else ["gate", *argv])
+    out, err = capsys.readouterr()
+    _refused(code, out, err, bad)
+    for word in words:
+        assert word in err, err
+
+
+@pytest.mark.parametrize("drop_leaks", [False, True], ids=["leaks-kept", "leaks-dropped"])
+@pytest.mark.parametrize("source,target", [(s, t) for s in sorted(KIND_OF) for t in ("evaluate", "estimate", "compare",
+                                                                                  "ann-recall", "regression")
+                                           if KIND_OF[s] != t])
+def test_a_report_relabelled_as_another_kind_is_refused_by_every_gate(reports, tmp_path, capsys, source, target,
+                                                                       drop_leaks):
+    data = json.loads(json.dumps(reports[source]))
+    data["settings"]["kind"] = target
+    data["settings"].pop("paired", None)
+    if target == "compare":
+        data["settings"]["paired"] = True
+    if drop_leaks:
+        data.pop("leaks", None)
+    bad = _write(tmp_path, "relabelled", data)
+    good = _write(tmp_path, "good", reports["evaluate"])
+    for gate in GATES.values():
+        _one_line_refusal(capsys, gate(good, bad), bad)
+
+
+@pytest.mark.parametrize("value", ['"no"', '"yes"', '"true"', "1", "0", "false", "null", "[true]"])
+def test_a_paired_flag_that_is_not_true_is_refused(reports, tmp_path, capsys, value):
+    bad = _write(tmp_path, "paired", _set(reports["paired"], ("settings", "paired"), SENTINEL), value)
+    _one_line_refusal(capsys, ["--paired", str(bad)], bad, "paired")
+
+
+def test_a_paired_difference_that_is_not_b_minus_a_is_refused_and_a_clipped_end_is_not(reports, tmp_path, capsys):
+    report = reports["paired"]
+    assert len(report["aggregate"]) >= 5
+    for n, (metric, entry) in enumerate(report["aggregate"].items()):
+        d = entry["ppi"]["value"]
+        for shift in (0.15, -0.15):
+            a = 0.5 - (d + shift) / 2  # b - a = d + shift, both inside (0, 1)
+            data = _set(report, ("aggregate", metric, "ppi", "a"), a)
+            data = _set(data, ("aggregate", metric, "ppi", "b"), a + d + shift)
+            bad = _write(tmp_path, f"diff{n}{shift > 0}", data)
+            _one_line_refusal(capsys, ["--paired", str(bad)], bad, "B - A", metric)
+    # both at the top end with a difference (allowed only where the note says a value lay beyond it)
+    data = _set(report, ("aggregate", "ndcg@5", "ppi", "a"), 1.0)
+    bad = _write(tmp_path, "ends", _set(data, ("aggregate", "ndcg@5", "ppi", "b"), 1.0))
+    _one_line_refusal(capsys, ["--paired", str(bad)], bad, "B - A", "ndcg@5")
+    # A's PPI++ value 1.02 reported as 1 (the note says so, as compare writes it): b - a is then not d, and passes
+    entry = report["aggregate"]["mrr"]
+    d = entry["ppi"]["value"]
+    note = ("the PPI++ value of A, 1.02, lies outside [0, 1] and is reported as the nearest end (the difference is "
+            "not clipped)")
+    data = _set(report, ("aggregate", "mrr", "ppi", "a"), 1.0)
+    data = _set(data, ("aggregate", "mrr", "ppi", "b"), 1.02 + d)
+    clipped = _write(tmp_path, "clipped", _set(data, ("aggregate", "mrr", "note"), note))
+    assert main(["gate", "--paired", str(clipped), "--metric", "mrr", "--accept-judge"]) in (0, 1)
+    assert not capsys.readouterr().err
+    without_note = _write(tmp_path, "no-note", data)
+    _one_line_refusal(capsys, ["--paired", str(without_note), "--metric", "mrr"], without_note, "B - A")
+
+
+@pytest.mark.parametrize("kind", ["evaluate", "ann-recall"])
+def test_an_aggregate_value_that_is_not_the_mean_of_its_per_query_values_is_refused(reports, tmp_path, capsys, kind):
+    report = reports[kind]
+    gate = GATES["min"] if kind == "ann-recall" else GATES["two"]
+    good = _write(tmp_path, "good", report)
+    moved = 0
+    for metric, entry in report["aggregate"].items():
+        lo, hi = entry["ci95"]
+        new = (lo + hi) / 2 if abs((lo + hi) / 2 - entry["value"]) > 1e-3 else (lo + entry["value"]) / 2
+        if abs(new - entry["value"]) < 1e-6:
+            continue
+        moved += 1
+        bad = _write(tmp_path, f"mean{moved}", _set(report, ("aggregate", metric, "value"), new))
+        _one_line_refusal(capsys, gate(good, bad), bad, "mean of its", metric)
+        bad = _write(tmp_path, f"count{moved}", _set(report, ("aggregate", metric, "n_queries"),
+                                                      entry["n_queries"] + 1))
+        _one_line_refusal(capsys, gate(good, bad), bad, "n_queries")
+    assert moved >= (1 if kind == "ann-recall" else 5)
+
+
+@pytest.mark.parametrize("kind", sorted(KIND_OF))
+def test_metrics_listed_but_not_in_the_aggregate_are_refused(reports, tmp_path, capsys, kind):
+    report = reports[kind]
+    data = json.loads(json.dumps(report))
+    data["settings"]["metrics"] = [*data["settings"]["metrics"], "recall@7"]
+    bad = _write(tmp_path, "listed", data)
+    gate = {"paired": GATES["paired"], "ann-recall": GATES["min"]}.get(kind, GATES["two"])
+    good = _write(tmp_path, "good", report)
+    _one_line_refusal(capsys, gate(good, bad), bad, "settings.metrics", "recall@7")
+
+
+@pytest.mark.parametrize("part", ["human_only", "judge_only"])
+def test_estimate_counts_that_disagree_with_the_report_are_refused(reports, tmp_path, capsys, part):
+    report = reports["estimate"]
+    good = _write(tmp_path, "good", report)
+    for n, metric in enumerate(report["aggregate"]):
+        count = report["aggregate"][metric][part]["n_queries"]
+        bad = _write(tmp_path, f"n{n}", _set(report, ("aggregate", metric, part, "n_queries"), count + 1))
+        _one_line_refusal(capsys, GATES["two"](good, bad), bad, f"{part}.n_queries")
+
+
+@pytest.mark.parametrize("kind,gate", [("paired", "two"), ("paired", "min"), ("ann-recall", "two"),
+                                       ("evaluate", "paired"), ("estimate", "paired")])
+def test_a_report_given_to_a_gate_that_does_not_read_its_kind_is_refused(reports, tmp_path, capsys, kind, gate):
+    """A paired report's values are differences: read by the two-report gate they would be taken as metric values."""
+    bad = _write(tmp_path, "other", reports[kind])
+    _one_line_refusal(capsys, GATES[gate](bad, bad), bad, "is gated with")

@@ -229,6 +229,9 @@ def check_report(data: dict[str, Any], name: str) -> dict[str, Any]:
         _per_query(data["per_query"], "per_query", name, low)
     _settings(data.get("settings"), name)
     _all_finite(data, "", name)
+    from relgrade.gating._consistency import check_consistent  # does the report agree with itself (issue 34)
+
+    check_consistent(data, name)
     return data
 
 

@@ -271,6 +271,10 @@ def gate(
         raise InputError(f"names must be two strings (baseline, current), got {names!r}")
     base, base_name = _as_report(baseline, "baseline")
     cur, cur_name = _as_report(current, "current")
+    from relgrade.gating._consistency import require_kind
+
+    for data, name in ((base, base_name), (cur, cur_name)):
+        require_kind(data, name, ("evaluate", "estimate"))
     if names is not None:
         base_name, cur_name = map(str, names)
     settings = check_comparable(base, cur, base_name, cur_name)

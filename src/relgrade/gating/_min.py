@@ -4,8 +4,8 @@ vs exact baseline", "Gate compression on recall regression").
 The current report fails when, for any gated metric, its value (with ``beyond_ci``: the upper end of its 95%
 interval) is below ``minimum``, or when it lists a leak. Gated metrics default to the report's own primary
 metric for an ``ann-recall`` report (``neighbour_recall@k``), else recall@5. An ``ann-recall`` report made
-without labels carries no leak information and says so; every other report without leak information fails, as
-in :func:`relgrade.gate`.
+without labels carries no leak information and says so; every other report without leak information (an
+``ann-recall`` report made with labels included) fails, as in :func:`relgrade.gate`.
 """
 
 from __future__ import annotations
@@ -68,6 +68,9 @@ def gate_min(current: Any, *, minimum: float, metrics: Sequence[str] | None = No
         raise InputError(f"--min must be a number in [0, 1] (e.g. 0.95), got {minimum!r}")
     cur, cur_name = _as_report(current, "current")
     cur_name = name or cur_name
+    from relgrade.gating._consistency import require_kind
+
+    require_kind(cur, cur_name, ("evaluate", "estimate", "ann-recall"))
     rows, reasons = [], []
     for key in _keys(cur, metrics):
         value = metric_value(cur, key, cur_name)
@@ -79,7 +82,10 @@ def gate_min(current: Any, *, minimum: float, metrics: Sequence[str] | None = No
             reasons.append(f"below the minimum: {key} {value:.4f}; {what} is {minimum - bound:.4f} below {minimum:g}")
     leaks = report_leaks(cur, cur_name)
     settings = {"kind": (cur.get("settings") or {}).get("kind"), "leak_check": leaks is not None}
-    if leaks is not None or settings["kind"] != "ann-recall":  # an ann-recall report has no leak information
+    # an ann-recall report made without labels has no leak information; one made with labels has, and fails the
+    # guard when it dropped it, as every other report does
+    labeled = (cur.get("settings") or {}).get("labels") is not None
+    if leaks is not None or settings["kind"] != "ann-recall" or labeled:
         reasons += leak_check(leaks, cur_name, "'relgrade evaluate --json', or 'relgrade estimate --json --forbidden "
                               "GOLDEN'")[1]
     return FloorResult(not reasons, tuple(rows), leaks or (), tuple(reasons), 0.0, bool(beyond_ci), "minimum",

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
-from relgrade.gating._gate import (DEFAULT_GATE_METRICS, DEFAULT_MAX_DROP, GateResult, GateRow, leak_check, read_report,
-                                   report_leaks)
+from relgrade.gating._gate import (DEFAULT_GATE_METRICS, DEFAULT_MAX_DROP, GateResult, GateRow, _check_report,
+                                   leak_check, read_report, report_leaks)
 
 _TOL = 1e-12
 _WRITER = "'relgrade compare --human H --judge J --json'"
@@ -66,7 +66,10 @@ def gate_paired(report: str | Path | dict, *, metrics=None, max_drop: float = DE
     if isinstance(max_drop, bool) or not isinstance(max_drop, (int, float)) or not math.isfinite(max_drop) or max_drop < 0:
         raise InputError(f"--max-drop must be a finite number >= 0 (e.g. {DEFAULT_MAX_DROP}), got {max_drop!r}")
     name = str(report) if isinstance(report, (str, Path)) else "paired report"
-    data = read_report(report) if isinstance(report, (str, Path)) else report
+    data = read_report(report) if isinstance(report, (str, Path)) else _check_report(report, name)
+    from relgrade.gating._consistency import require_kind
+
+    require_kind(data, name, ("compare",))
     settings = data.get("settings") if isinstance(data, dict) else None
     if not isinstance(settings, dict) or settings.get("kind") != "compare" or not settings.get("paired"):
         raise InputError(f"not a paired report; --paired reads the JSON of {_WRITER}", path=name)
