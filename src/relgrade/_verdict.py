@@ -112,10 +112,41 @@ def judge_block(n_judge: int, verdict: "JudgeVerdict | None") -> dict[str, Any] 
     return {"labels": int(n_judge), "calibration": None if verdict is None else verdict.to_dict()}
 
 
-def report_judge(data: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The ``"judge"`` block of a report dict; an ``estimate`` report without one (written before issue 25, or by
-    the library without ``calibration``) still rests on judge labels: not calibrated, count unknown."""
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_block(block: Any, name: str | None = None) -> None:
+    """Refuse (:class:`InputError`, naming the report) a ``"judge"`` block of the wrong shape: an object with
+    ``labels`` a whole number (or null) and ``calibration`` null or a verdict object (:meth:`JudgeVerdict.to_dict`)."""
+    fix = "the report is malformed: re-write it with the command that made it"
+    if block is None:
+        return
+    if not isinstance(block, Mapping):
+        raise InputError(f"'judge' is {type(block).__name__}, not an object {{labels, calibration}}; {fix}", path=name)
+    n = block.get("labels")
+    if n is not None and not (isinstance(n, int) and not isinstance(n, bool) and n >= 0):
+        raise InputError(f"'judge.labels' is {n!r}, not a whole number of judge labels; {fix}", path=name)
+    cal = block.get("calibration")
+    if cal is None:
+        return
+    if not isinstance(cal, Mapping):
+        raise InputError(f"'judge.calibration' is {type(cal).__name__}, not null or the calibration's verdict "
+                         f"object; {fix}", path=name)
+    ci = cal.get("ci95")
+    if not isinstance(cal.get("band", ""), str) or not isinstance(cal.get("text", ""), str) \
+            or not (cal.get("kappa") is None or _is_number(cal.get("kappa"))) \
+            or not (ci is None or (isinstance(ci, list) and len(ci) == 2 and all(map(_is_number, ci)))):
+        raise InputError(f"'judge.calibration' is not a verdict object (band and text strings, kappa a number, ci95 "
+                         f"null or two numbers); {fix}", path=name)
+
+
+def report_judge(data: Mapping[str, Any], name: str | None = None) -> dict[str, Any] | None:
+    """The ``"judge"`` block of a report dict (checked: :func:`check_block`, ``name`` names the report); an
+    ``estimate`` report without one (written before issue 25, or by the library without ``calibration``) still
+    rests on judge labels: not calibrated, count unknown."""
     block = data.get("judge")
+    check_block(block, name)
     if isinstance(block, Mapping):
         return dict(block) if block.get("labels") else None
     settings = data.get("settings")
@@ -151,7 +182,7 @@ def gate_judge(reports: "list[tuple[Mapping[str, Any], str]]", *, accept: bool) 
     seen: dict[str, str] = {}
     record: dict[str, Any] = {"accept_judge": bool(accept), "reports": {}}
     for data, name in reports:
-        block = report_judge(data)
+        block = report_judge(data, name)
         record["reports"][name] = block
         if block is None:
             continue
@@ -177,5 +208,5 @@ def gate_judge(reports: "list[tuple[Mapping[str, Any], str]]", *, accept: bool) 
     return lines, reasons, record
 
 
-__all__ = ["ACTIONS", "CALIBRATE_HINT", "DO_NOT_USE", "JudgeVerdict", "NOT_ALONE", "describe", "gate_judge",
-           "judge_block", "report_judge"]
+__all__ = ["ACTIONS", "CALIBRATE_HINT", "DO_NOT_USE", "JudgeVerdict", "NOT_ALONE", "check_block", "describe",
+           "gate_judge", "judge_block", "report_judge"]

@@ -125,6 +125,10 @@ def check_design(design: str) -> str:
     return design
 
 
+MAX_PAIRS = 10 ** 9
+"""The most pairs :func:`sample_size` plans for: a half-width that needs more is refused, not planned."""
+
+
 def sample_size(judge: Mapping[str, Mapping[str, int]], target_halfwidth: float, *, assumed_kappa: float = 0.5) -> int:
     """Pairs needed for a kappa CI half-width of ``target_halfwidth`` (Fleiss et al. 1969; module docstring)."""
     if not 0 < target_halfwidth < 1:
@@ -146,6 +150,11 @@ def sample_size(judge: Mapping[str, Mapping[str, int]], target_halfwidth: float,
     term_b = (1 - k) ** 2 * float(off.sum() - np.diag(off).sum())
     term_c = (k - p_e * (1 - k)) ** 2
     v = max(term_a + term_b - term_c, 0.0) / (1 - p_e) ** 2
+    log10_pairs = 2 * math.log10(1.96 / target_halfwidth) + (math.log10(v) if v > 0 else -math.inf)
+    if log10_pairs > math.log10(MAX_PAIRS):  # (1.96 / 1e-300) ** 2 overflows a float: compared in logs
+        raise InputError(f"--target-halfwidth {target_halfwidth:g} needs about 10^{log10_pairs:.0f} labeled pairs "
+                         f"(assuming kappa {assumed_kappa}), more than any labeling can give (at most {MAX_PAIRS:,}); "
+                         "give a half-width such as 0.05")
     return max(1, int(math.ceil((1.96 / target_halfwidth) ** 2 * v)))
 
 

@@ -73,6 +73,10 @@ def gate_paired(report: str | Path | dict, *, metrics=None, max_drop: float = DE
     settings = data.get("settings") if isinstance(data, dict) else None
     if not isinstance(settings, dict) or settings.get("kind") != "compare" or not settings.get("paired"):
         raise InputError(f"not a paired report; --paired reads the JSON of {_WRITER}", path=name)
+    runs = ["A", "B"] if settings.get("runs") is None else settings["runs"]
+    if not (isinstance(runs, list) and len(runs) == 2 and all(isinstance(r, str) for r in runs)):
+        raise InputError(f"settings.runs is {runs!r:.60}, not the two run names [A, B] a paired report records; "
+                         f"the report is malformed: {_FIX}", path=name)
     if beyond_ci and settings.get("alpha", 0.05) != 0.05:
         raise InputError(f"--beyond-ci reads the 95% interval, but the report's are {1 - settings['alpha']:.0%}; "
                          "re-run compare with --alpha 0.05", path=name)
@@ -98,7 +102,6 @@ def gate_paired(report: str | Path | dict, *, metrics=None, max_drop: float = DE
                                           no_tenants=no_tenants, where="B")
     notes += leak_notes
     reasons += leak_reasons
-    runs = settings.get("runs") or ["A", "B"]
     kept = {k: settings.get(k) for k in ("labels", "queries", "rel_threshold", "no_answer")}
     kept["interval"] = (settings.get("interval") or {}).get("ppi") if isinstance(settings.get("interval"), dict) else None
     kept["prediction"] = settings.get("prediction")
