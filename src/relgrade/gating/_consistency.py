@@ -180,13 +180,14 @@ GATED_BY = {"evaluate": "relgrade gate --baseline B.json --current C.json (or --
             "compare": "relgrade gate --paired AB.json", "ann-recall": "relgrade gate --current R.json --min 0.95"}
 
 
-def require_kind(data: Mapping[str, Any], name: str, allowed: tuple[str, ...]) -> None:
-    """Refuse a report of a kind this gate does not read, naming the gate that does."""
+def require_kind(data: Mapping[str, Any], name: str, allowed: tuple[str, ...], reader: str = "this gate") -> None:
+    """Refuse a report of a kind ``reader`` does not read, naming the gate that does."""
     settings = data.get("settings")
     kind = settings.get("kind") if isinstance(settings, Mapping) else None
     if kind is not None and kind not in allowed:
-        raise InputError(f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} report is gated with '{GATED_BY[kind]}', not this way (this gate reads "
-                         f"{' and '.join(allowed)} reports)", path=name)
+        kinds = ", ".join(allowed[:-1]) + (" and " if len(allowed) > 1 else "") + allowed[-1]
+        raise InputError(f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} report is gated with '{GATED_BY[kind]}'; "
+                         f"{reader} reads {kinds} reports", path=name)
 
 
 __all__ = ["KINDS", "check_consistent", "require_kind"]
