@@ -220,11 +220,12 @@ def test_history_orders_by_recorded_time_draws_the_threshold_and_counts(tmp_path
     capsys.readouterr()
     html = tmp_path / "trend.html"
     assert main(["history", *paths, "--metric", "recall@5", "--baseline", paths[1], "--max-drop", "0.1",
-                 "--html", str(html), "--json", str(tmp_path / "h.json")]) == 0
+                 "--html", str(html), "--json", str(tmp_path / "h.json")]) == 1  # the newest (by time) is below
     out = capsys.readouterr().out
+    assert "gate: FAIL: the newest report 0abcdef0: recall@5 0.7500 is below the threshold 0.9000" in out
     lines = [x for x in out.splitlines() if x.startswith(("1abcdef0", "2abcdef0", "0abcdef0"))]
     assert [x[:8] for x in lines] == ["1abcdef0", "2abcdef0", "0abcdef0"]  # time order, not argument order
-    assert "0.7500 *" in lines[2] and "gate: at most 0.1 below the baseline" in out
+    assert "0.7500 [0.416, 1.000] *" in lines[2] and "gate: at most 0.1 below the baseline" in out
     series = json.loads((tmp_path / "h.json").read_text())
     assert series["thresholds"]["recall@5"] == pytest.approx(0.9)
     assert [p["leaks"] for p in series["points"]] == [0, 0, 0] and [p["failures"] for p in series["points"]] == [0, 1, 3]

@@ -1,6 +1,8 @@
 """The trend page of ``relgrade history`` rendered in headless Chromium (Debian's chromium and chromium-driver):
 the charts are there and visible at their size, every report is a dot inside its chart, the gate's line sits at
-the threshold, dots below it are red, the page does not overflow, and the console has no error."""
+the threshold and its label overlaps no point or interval, dots below it are red, a report resting on a judge the
+calibration says not to use is ringed and named, each report's source is shown, no empty chart is drawn, text from
+the reports is shown as text, the page does not overflow, and the console has no error."""
 
 from __future__ import annotations
 
@@ -49,7 +51,8 @@ def _reports(tmp_path: Path) -> list[str]:
 def page(tmp_path):
     paths = _reports(tmp_path)
     html = tmp_path / "trend.html"
-    assert main(["history", *paths, "--baseline", paths[0], "--max-drop", "0.1", "--html", str(html)]) == 0
+    # the newest build is below the threshold: history gates it as the gate would (exit 1)
+    assert main(["history", *paths, "--baseline", paths[0], "--max-drop", "0.1", "--html", str(html)]) == 1
     driver = browser.chrome(tmp_path / "chrome", window="1100,900")
     driver.get(html.as_uri())
     yield driver, html
@@ -104,3 +107,66 @@ def test_trend_page_is_self_contained(page):
     _, html = page
     text = html.read_text()
     assert "<script" not in text and "http://" not in text and "https://" not in text and "<link" not in text
+
+
+def _overlap(a: dict, b: dict) -> bool:
+    return a["left"] < b["right"] and b["left"] < a["right"] and a["top"] < b["bottom"] and b["top"] < a["bottom"]
+
+
+def test_the_gate_label_overlaps_no_point_or_interval(page):
+    driver, _ = page
+    for chart in driver.find_elements(By.CSS_SELECTOR, "svg.trend[data-metric]"):
+        label = _rect(driver, chart.find_element(By.CSS_SELECTOR, "text.threshold-label"))
+        assert label["width"] > 20 and _rect(driver, chart)["right"] >= label["right"]  # drawn, inside the chart
+        for mark in chart.find_elements(By.CSS_SELECTOR, "circle.point, line.ci"):
+            assert not _overlap(label, _rect(driver, mark)), (chart.get_attribute("data-metric"), label)
+
+
+def _hostile_reports(tmp_path: Path) -> list[str]:
+    """Three perfect builds (no leak, no failed query): one on hybrid labels of a judge calibrated 'slight' (do not
+    use), one whose commit string holds ESC, BEL and markup."""
+    qrels = {f"q{i}": {f"d{i}": 1} for i in range(6)}
+    run = {q: {f"d{i}": 1.0} for i, q in enumerate(qrels)}
+    paths = []
+    for b in range(3):
+        data = evaluate(qrels, run, ["recall@5"]).to_dict()
+        commit = "\x1b[31m<b>boom</b>\x07" if b == 1 else f"{b}aaaaaaaaaa"
+        data["recorded"] = {"time": f"2024-07-0{b + 1}T00:00:00+00:00", "commit": commit}
+        if b == 2:
+            data["labels"] = {"human": 2, "judge": 4}
+            data["judge"] = {"labels": 4, "calibration": {"model": "m", "band": "slight", "kappa": 0.05,
+                                                          "ci95": [-0.1, 0.2], "text": "slight: do not use"}}
+        path = tmp_path / f"perfect{b}.json"
+        path.write_text(json.dumps(data))
+        paths.append(str(path))
+    return paths
+
+
+def test_judge_source_and_text_from_reports_and_no_empty_chart(tmp_path):
+    paths = _hostile_reports(tmp_path)
+    html = tmp_path / "perfect.html"
+    assert main(["history", *paths, "--min", "0.5", "--html", str(html)]) == 0
+    driver = browser.chrome(tmp_path / "chrome", window="1100,900")
+    try:
+        driver.get(html.as_uri())
+        body = driver.find_element(By.TAG_NAME, "body").text
+        assert not driver.find_elements(By.CSS_SELECTOR, "svg.counts")  # nothing to chart: one sentence instead
+        assert "Nothing to chart: no report lists a leak or a failed query." in body
+        chart = driver.find_element(By.CSS_SELECTOR, 'svg.trend[data-metric="recall@5"]')
+        rings = chart.find_elements(By.CSS_SELECTOR, "circle.judge-warning")
+        assert len(rings) == 1 and _rect(driver, rings[0])["width"] > 12  # round the third build's dot
+        dot = chart.find_elements(By.CSS_SELECTOR, "circle.point")[2]
+        assert _overlap(_rect(driver, rings[0]), _rect(driver, dot))
+        rows = [r.text for r in driver.find_elements(By.CSS_SELECTOR, "table tbody tr")]
+        assert "hybrid (2 human, 4 judge)" in rows[2] and "slight (κ 0.05): do not use" in rows[2]
+        assert "qrels" in rows[0]
+        assert "rest on judge labels whose calibration says not to use them" in body
+        assert "<b>boom</b>" in rows[1] and "\\x1b" in rows[1] and "\\x07" in rows[1]  # shown as text, escaped
+        assert not driver.find_elements(By.CSS_SELECTOR, "table b")
+        assert "The newest report" in body and "passes" in body
+        errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+        assert not errors, errors
+    finally:
+        driver.quit()
+    raw = html.read_text()
+    assert "\x1b" not in raw and "\x07" not in raw

@@ -18,7 +18,7 @@ import click
 def ann_recall(run_path, exact_path, k, qrels_path, metrics, corpus_path, json_out, show):
     """Neighbour recall@k (|ANN top k ∩ exact top k| / k) per query with its 95% CI, the queries that lose most."""
     from relgrade._errors import InputError
-    from relgrade.cli._output import write_json
+    from relgrade.cli._output import write_report
     from relgrade.io import read_qrels, read_run
     from relgrade.metrics import ann_recall as run_ann_recall
 
@@ -34,7 +34,5 @@ def ann_recall(run_path, exact_path, k, qrels_path, metrics, corpus_path, json_o
     click.echo(f"ANN {run_path} vs exact {exact_path}")
     click.echo(report.table(show))
     if json_out:
-        from relgrade.history import recorded
-
-        write_json(json_out, {**report.to_dict(), "recorded": recorded()})
+        write_report(json_out, report.to_dict())
         click.echo(f"wrote {json_out}")

@@ -9,7 +9,7 @@ from relgrade._intervals import MEAN_CI_HELP
 from relgrade._words import plural as _count
 from relgrade.cli._options import (CORPUS_HELP, FOLDS_HELP, MAPPING_HELP, PREDICTION_HELP, metric_options,
                                    with_judge)
-from relgrade.cli._output import print_notes, say_judge, write_json
+from relgrade.cli._output import print_notes, say_judge, write_report
 
 def _load(run_path: str, qrels_path: str):
     from relgrade.io import read_qrels, read_run
@@ -64,7 +64,7 @@ def evaluate(run_paths, qrels_path, ks, metrics, rel_threshold, no_answer, n_boo
 
     data.update(loop_notes(qrels_path, corpus_path))
     if json_out:
-        write_json(json_out, data)
+        write_report(json_out, data)
         click.echo(f"wrote {json_out}")
 
 
@@ -176,5 +176,5 @@ def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds
     say_judge(judge)
     click.echo(result.table())
     if json_out:
-        write_json(json_out, {**result.to_dict(), "judge": judge})
+        write_report(json_out, {**result.to_dict(), "judge": judge})
         click.echo(f"wrote {json_out}")

@@ -16,7 +16,12 @@ import click
 @click.option("--min", "minimum", type=float, default=None, help="Draw the gate's threshold at this value (gate --min).")
 @click.option("--json", "json_out", help="Write the series as JSON here.")
 def history(reports, html_out, metrics, baseline, max_drop, minimum, json_out):
-    """Per metric the value with its 95% interval over time, the gate's threshold, leaks and failed queries."""
+    """Per metric the value with its 95% interval over time, the gate's threshold, leaks and failed queries.
+
+    Each report's source (PPI++, human, judge or hybrid labels, exact search) and the judge's calibration verdict
+    behind it are shown. With --baseline or --min, the newest report is gated like 'relgrade gate': exit 1 when it
+    is below the threshold on a metric or lists a leak.
+    """
     from relgrade._errors import InputError
     from relgrade.cli._output import write_json
     from relgrade.history import history as run_history
@@ -39,3 +44,4 @@ def history(reports, html_out, metrics, baseline, max_drop, minimum, json_out):
     if json_out:
         write_json(json_out, result.to_dict())
         click.echo(f"wrote {json_out}")
+    return result.exit_code

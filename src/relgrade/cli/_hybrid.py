@@ -12,7 +12,7 @@ from relgrade._intervals import MEAN_CI, PERCENTILE, PPI
 from relgrade.io._outputs import check_outputs, with_sides
 from relgrade.cli._options import (FOLDS_HELP, HUMAN_HELP, JUDGE_HELP, JUDGES_HELP, K_HELP, MAPPING_HELP, METRIC_HELP,
                                    PREDICTION_HELP)
-from relgrade.cli._output import write_json
+from relgrade.cli._output import write_report
 from relgrade.metrics._measures import DEFAULT_RANK_METRIC
 from relgrade.metrics._settings import DEFAULT_N_BOOT, DEFAULT_NO_ANSWER, NO_ANSWER_HELP, NO_ANSWER_MODES
 
@@ -196,7 +196,7 @@ def report_tail(report, mapping, mapping_path: str | None, json_out: str | None,
     if json_out:
         data = report.to_dict()
         data["settings"]["mapping"] = None if mapping is None else {"path": mapping_path, "adopted": mapping.adopted}
-        write_json(json_out, data)
+        write_report(json_out, data)
         click.echo(f"wrote {json_out}")
 
 
@@ -312,6 +312,6 @@ def rank_systems(run_paths, human_path, judge_paths, prediction, folds, metrics,
     if json_out:
         from relgrade._verdict import judge_block
 
-        write_json(json_out, {"metrics": {r.metric: r.to_dict() for r in results},
+        write_report(json_out, {"metrics": {r.metric: r.to_dict() for r in results},
                                "judge": judge_block(sum(len(j.labels) for j in jins), verdict)})
         click.echo(f"wrote {json_out}")

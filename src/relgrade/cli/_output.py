@@ -25,6 +25,15 @@ def write_json(path: str, data, option: str = "--json") -> None:
     write_text(path, dumps_report(data, allow_nan=False), option)
 
 
+def write_report(path: str, data, option: str = "--json") -> None:
+    """Write a report (``evaluate``, ``compare``, ``estimate``, ``rank-systems``, ``ann-recall --json``) as JSON with
+    when and at which commit it was made (:func:`relgrade.history.recorded`), which ``relgrade history`` orders by:
+    the one writer of every report, so every kind records the same."""
+    from relgrade.history import recorded
+
+    write_json(path, {**data, "recorded": recorded()}, option)
+
+
 def say_judge(block) -> None:
     """Print what the judge's calibration says, when the labels hold judge grades (relgrade._verdict)."""
     from relgrade._verdict import describe

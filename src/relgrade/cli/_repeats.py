@@ -1,5 +1,5 @@
-"""``relgrade evaluate`` / ``compare`` with several runs of one configuration (repeats), and the notes every
-``--json`` report gets from the guide's loop: when and at which commit it was made, and the corpus check."""
+"""``relgrade evaluate`` / ``compare`` with several runs of one configuration (repeats), and the corpus check an
+evaluate report gets from the guide's loop (when and at which commit it was made: ``cli._output.write_report``)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ import click
 
 
 def loop_notes(labels_path: str, corpus_path: str | None) -> dict:
-    """``{"recorded": {time, commit}}`` and, with a corpus, ``{"corpus_check": ...}`` (its problems printed)."""
-    from relgrade.history import recorded
-
-    notes: dict = {"recorded": recorded()}
+    """With a corpus, ``{"corpus_check": ...}`` (its problems printed); the time and commit are recorded by the one
+    report writer (:func:`relgrade.cli._output.write_report`)."""
+    notes: dict = {}
     if corpus_path:
         from relgrade.io._golden import is_golden
         from relgrade.io._text import read_text, sniff_kind
@@ -48,7 +47,7 @@ def _qrels(qrels_path: str):
 
 def evaluate_repeats_cli(run_paths, qrels_path, ks, metrics, rel_threshold, no_answer, json_out, show_failures,
                          corpus_path):
-    from relgrade.cli._output import print_notes, write_json
+    from relgrade.cli._output import print_notes, write_report
     from relgrade.metrics import parse_metrics
 
     report = _reports(run_paths, _qrels(qrels_path), parse_metrics(metrics, ks), rel_threshold, no_answer, corpus_path)
@@ -60,13 +59,13 @@ def evaluate_repeats_cli(run_paths, qrels_path, ks, metrics, rel_threshold, no_a
     print_notes(report, show_failures)
     data = {**report.to_dict(), **loop_notes(qrels_path, corpus_path)}
     if json_out:
-        write_json(json_out, data)
+        write_report(json_out, data)
         click.echo(f"wrote {json_out}")
 
 
 def compare_repeats_cli(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out,
                         corpus_path):
-    from relgrade.cli._output import write_json
+    from relgrade.cli._output import write_report
     from relgrade.metrics import compare, parse_metrics
 
     qrels, chosen = _qrels(qrels_path), parse_metrics(metrics, ks)
@@ -84,5 +83,5 @@ def compare_repeats_cli(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no
     if json_out:
         data = result.to_dict()
         data["repeats"] = {s: rep.repeats for s, rep in (("a", a), ("b", b)) if hasattr(rep, "repeats")}
-        write_json(json_out, data)
+        write_report(json_out, data)
         click.echo(f"wrote {json_out}")

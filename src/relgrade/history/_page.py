@@ -2,8 +2,10 @@
 nothing fetched, every text from the reports escaped), like the demo report.
 
 Per metric a chart: each report's value (a dot) with its 95% interval (a vertical bar), joined in order, the
-gate's threshold as a dashed red line, dots below it in red, and a dotted mark where the labels or the corpus
-changed. Below, bars of leaks and failed queries per report, then the table of every value.
+gate's threshold as a dashed red line labelled in the right margin (clear of every point), dots below it in red, a
+red ring round a report resting on judge labels whose calibration says not to use them, and a dotted mark where
+the labels or the corpus changed. Below, bars of leaks and failed queries per report (or one sentence when no
+report has any to show), then the table of every value with its interval, its source and the judge's verdict.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from html import escape
 
 from relgrade.history._series import History
 
-W, H, LEFT, RIGHT, TOP, BOTTOM = 760, 250, 56, 40, 16, 46
+W, H, LEFT, RIGHT, TOP, BOTTOM = 760, 250, 56, 84, 16, 46
 CSS_EXTRA = """
 svg.trend{display:block;margin:.4rem 0 1rem;max-width:100%;height:auto;background:#fbfcfe;border:1px solid #e1e4ee;border-radius:6px}
 .below{color:#b3261e;font-weight:600}.legend span{margin-right:1.2rem}
@@ -62,8 +64,8 @@ def metric_chart(h: History, metric: str) -> str:
     t = h.thresholds.get(metric)
     if t is not None:
         parts.append(f'<line class="threshold" x1="{LEFT}" x2="{W - RIGHT}" y1="{y(t):.1f}" y2="{y(t):.1f}" '
-                     f'stroke="#b3261e" stroke-width="1.5" stroke-dasharray="6 4"/><text x="{LEFT + 4}" '
-                     f'y="{y(t) - 5:.1f}" font-size="11" fill="#b3261e">gate {t:.3f}</text>')
+                     f'stroke="#b3261e" stroke-width="1.5" stroke-dasharray="6 4"/><text class="threshold-label" '
+                     f'x="{W - RIGHT + 10}" y="{y(t) + 4:.1f}" font-size="11" fill="#b3261e">gate {t:.3f}</text>')
     path = " ".join(f"{_x(i, n):.1f},{y(p.values[metric]):.1f}" for i, p in enumerate(h.points))
     parts.append(f'<polyline points="{path}" fill="none" stroke="#2e47b0" stroke-width="1.5"/>')
     for i, p in enumerate(h.points):
@@ -73,7 +75,10 @@ def metric_chart(h: History, metric: str) -> str:
                          'stroke="#9fb0e6" stroke-width="6" stroke-linecap="round"/>')
         below = t is not None and v < t - 1e-12
         tip = f"{p.label}: {metric} {v:.4f}" + (f" [{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "") + (
-            f" ({p.time})" if p.time else "")
+            f" ({p.time})" if p.time else "") + f"; source {p.source}" + (f"; judge {p.judge}" if p.judge else "")
+        if p.judge_do_not_use:
+            parts.append(f'<circle class="judge-warning" cx="{x:.1f}" cy="{y(v):.1f}" r="8" fill="none" '
+                         'stroke="#b3261e" stroke-width="1.5"/>')
         parts.append(f'<circle class="point{" below" if below else ""}" cx="{x:.1f}" cy="{y(v):.1f}" r="4.5" '
                      f'fill="{"#b3261e" if below else "#2e47b0"}"><title>{escape(tip)}</title></circle>')
     parts.append(_labels(h) + "</svg>")
@@ -81,7 +86,14 @@ def metric_chart(h: History, metric: str) -> str:
 
 
 def counts_chart(h: History) -> str:
+    """The bars of leaks and failed queries per report; one sentence instead when no report has any to show."""
     n = len(h.points)
+    known = [c for p in h.points for c in (p.leaks, p.failures) if c is not None]
+    if not any(known):
+        what = ("no report lists a leak or a failed query" if known
+                else "the reports carry no leak or failed-query information")
+        return f'<p class="small counts-none">Nothing to chart: {what}.</p>'
+
     top = max([1] + [c for p in h.points for c in (p.leaks, p.failures) if c is not None])
     y = lambda v: TOP + (H - TOP - BOTTOM) * (1 - v / top)  # noqa: E731
     bw = min(14.0, (W - LEFT - RIGHT) / max(n, 1) / 3)
@@ -112,15 +124,22 @@ def render_page(h: History, *, title: str = "relgrade: retrieval quality over ti
         note = (f'<p class="below">{len(below)} of {len(h.points)} reports below the gate threshold: '
                 f'{escape(", ".join(p.label for p in below))}</p>' if below else "")
         sections.append(f'<h2 id="m-{escape(m)}">{escape(m)}</h2>{metric_chart(h, m)}{note}')
-    rows = "".join("<tr>" + f"<td>{escape(p.label)}</td><td>{escape(p.time or '')}</td>" + "".join(
+    rows = "".join("<tr>" + f"<td>{escape(p.label)}</td><td>{escape(p.time or '')}</td><td>{escape(p.source)}</td>"
+                   + f'<td{" class=below" if p.judge_do_not_use else ""}>{escape(p.judge or "")}</td>' + "".join(
         f'<td class="num">{p.values[m]:.4f}' + (f' <span class="small">[{p.ci95[m][0]:.3f}, {p.ci95[m][1]:.3f}]</span>'
                                                 if p.ci95[m] else "") + "</td>" for m in h.metrics)
         + f'<td class="num">{"n/a" if p.leaks is None else p.leaks}</td>'
         + f'<td class="num">{"n/a" if p.failures is None else p.failures}</td>'
         + f"<td>{escape(', '.join(p.changed))}</td></tr>" for p in h.points)
-    head = "".join(f"<th>{escape(x)}</th>" for x in ["report", "time", *h.metrics, "leaks", "failed queries", "changed"])
+    head = "".join(f"<th>{escape(x)}</th>" for x in ["report", "time", "source", "judge", *h.metrics, "leaks",
+                                                      "failed queries", "changed"])
     order = "by the time each report records" if h.order == "time" else "in the order given"
     rule = f"Gate: {escape(h.rule)} (dashed red line)." if h.rule else "No gate threshold given."
+    if h.rule:
+        failures = h.failures
+        rule += (f' <span class="below">The newest report, {escape(h.newest.label)}, fails: '
+                 f'{escape("; ".join(failures))}.</span>' if failures
+                 else f" The newest report, {escape(h.newest.label)}, passes.")
     notes = "".join(f"<li>{escape(x)}</li>" for x in h.notes)
     return f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>{escape(title)}</title><style>{CSS}{CSS_EXTRA}</style></head><body>
