@@ -35,6 +35,9 @@ def evaluate(run_paths, qrels_path, ks, metrics, rel_threshold, no_answer, n_boo
 
     check_outputs({"--json": json_out}, {"--run": run_paths, **with_sides("--qrels", qrels_path, "hybrid"),
                                          "--corpus": corpus_path})
+    from relgrade.metrics._settings import check_n_boot
+
+    check_n_boot(n_boot)  # on every path, repeats included: a limit is never accepted and ignored
     if len(run_paths) > 1:
         from relgrade.cli._repeats import evaluate_repeats_cli
 
@@ -130,6 +133,9 @@ def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds
                                          "--human": human_path,
                                          "--judge": judge_paths, "--mapping": mapping_path,
                                          "--forbidden": forbidden_path, "--corpus": corpus_path})
+    from relgrade.metrics._settings import check_n_boot
+
+    check_n_boot(n_boot)  # on every path: a limit is never accepted and ignored
     if human_path or judge_paths:
         if qrels_path:
             raise InputError("give --qrels, or --human with --judge (the PPI++ comparison), not both")
@@ -138,6 +144,9 @@ def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds
                              "the PPI++ comparison reads human labels on some queries and judge labels on all")
         if len(run_a) > 1 or len(run_b) > 1 or corpus_path:
             raise InputError("the PPI++ comparison (--human, --judge) takes one --run-a and one --run-b, no --corpus")
+        if click.get_current_context().get_parameter_source("n_boot") == click.core.ParameterSource.COMMANDLINE:
+            click.echo("note: --n-boot does not apply to the PPI++ comparison (its intervals are PPI++ ones, not "
+                       "bootstrapped)")
         from relgrade.cli._compare_ppi import compare_ppi
 
         compare_ppi(run_a[0], run_b[0], human_path, judge_paths, prediction, folds, mapping_path, forbidden_path, ks,

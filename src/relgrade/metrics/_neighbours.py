@@ -2,11 +2,13 @@
 baseline"; "Tune efSearch/nprobe against recall@k"; "Gate compression on recall regression").
 
 Neighbour recall@k of a query is ``|ANN top k ∩ exact top k| / |exact top k|`` (the exact run's top k has k
-documents unless the exact search returned fewer). It needs no labels: the exact run is the reference. Its
+documents unless the exact search returned fewer: said in a note). A ``k`` deeper than every exact list is the
+deepest list's length (said: the metric is named by the k used). It needs no labels: the exact run is the
+reference. Its
 mean over queries comes with the one interval every relgrade mean has (:func:`relgrade.stats.mean_intervals`:
 Student t with a variance floor, plus-two for a 0/1 column). A query of the exact run that the ANN run lacks
-scores 0 (and is listed); a query of the ANN run that the exact run lacks is ignored (and listed); a query the
-exact search returned nothing for is left out. The top k of each run is in trec_eval's order (score, then doc
+scores 0 (and is listed); a query of the ANN run that the exact run lacks is ignored (listed, and said in a note
+with how many of the ANN run's queries are scored); a query the exact search returned nothing for is left out. The top k of each run is in trec_eval's order (score, then doc
 id), so a tie at the k-th place is cut the same way in both.
 
 With labels, the metrics of both runs (:func:`relgrade.evaluate`) and their paired differences ANN - exact
@@ -42,6 +44,7 @@ class AnnReport:
     deltas: Comparison | None = None
     leaks: list[dict[str, Any]] | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -56,7 +59,7 @@ class AnnReport:
                 "per_query": {q: {self.name: v} for q, v in self.per_query.items()}, "worst": self.worst,
                 "n_queries": len(self.per_query), "missing_queries": self.missing_queries,
                 "ignored_queries": self.ignored_queries, "deltas": None if self.deltas is None else self.deltas.to_dict(),
-                "leaks": self.leaks, "settings": self.settings}
+                "leaks": self.leaks, "notes": list(self.notes), "settings": self.settings}
 
     def table(self, show: int = 10) -> str:
         est = self.aggregate[self.name]
@@ -77,6 +80,7 @@ class AnnReport:
         if self.deltas is not None:
             lines.append("against the labels (A = exact, B = ANN):")
             lines.append(self.deltas.table())
+        lines += [f"note: {note}" for note in self.notes]
         return "\n".join(lines)
 
 
@@ -99,7 +103,18 @@ def ann_recall(run: Run, exact: Run, k: int = 10, *, qrels: Any = None, metrics:
         raise InputError(f"--k must be a whole number >= 1 (e.g. 10), got {k!r}")
     run = run if isinstance(run, Run) else Run.from_dict(run, name="ann")
     exact = exact if isinstance(exact, Run) else Run.from_dict(exact, name="exact")
-    exact_top = {q: docs[:k] for q, docs in exact.ranked().items() if docs}
+    notes: list[str] = []
+    ranked = {q: docs for q, docs in exact.ranked().items() if docs}
+    deepest = max(map(len, ranked.values()), default=0)
+    if ranked and k > deepest:
+        notes.append(f"k {k} is deeper than every exact list (the longest holds {deepest} documents): neighbour "
+                     f"recall@{deepest} is reported")
+        k = deepest
+    short = [q for q, docs in ranked.items() if len(docs) < k]
+    if short:
+        notes.append(f"{len(short)} of {len(ranked)} exact lists hold fewer than {k} documents (e.g. {short[0]}): "
+                     "those queries' recall is over their own list")
+    exact_top = {q: docs[:k] for q, docs in ranked.items()}
     ann_top = {q: docs[:k] for q, docs in run.ranked().items()}
     shared = [q for q in exact_top if q in ann_top]
     if not shared:
@@ -135,7 +150,11 @@ def ann_recall(run: Run, exact: Run, k: int = 10, *, qrels: Any = None, metrics:
         settings["corpus"] = corpus_fingerprint(corpus)
     missing = [q for q in exact_top if q not in ann_top]
     ignored = [q for q in ann_top if q not in exact_top]
-    return AnnReport(k, aggregate, per_query, worst[:n_worst], missing, ignored, deltas, leaks, settings)
+    if ignored:
+        notes.append(f"{len(ignored)} of the ANN run's {len(ann_top)} queries have no exact search (e.g. "
+                     f"{', '.join(ignored[:3])}) and are not scored: the value is over {len(per_query)} queries; "
+                     "run the exact search over every query")
+    return AnnReport(k, aggregate, per_query, worst[:n_worst], missing, ignored, deltas, leaks, settings, tuple(notes))
 
 
 __all__ = ["AnnReport", "ann_recall"]
