@@ -22,6 +22,9 @@ MAX_CONCURRENCY = 4096
 """Most judge requests in flight per endpoint (``--concurrency``)."""
 MAX_SAMPLES = 100
 """Most answers per pair (``--samples``)."""
+RETRIEVER_TIMEOUT = 120.0
+"""Seconds one query may take a retriever (relgrade.adapters) before it is taken to hang: a retrieval takes
+milliseconds to seconds."""
 
 
 def check_limit(option: str, value: int, limit: int, unit: str) -> int:
@@ -35,4 +38,4 @@ def check_limit(option: str, value: int, limit: int, unit: str) -> int:
 
 
 __all__ = ["DEFAULT_FOLDS", "DEFAULT_N_BOOT", "DEFAULT_PREDICTION", "MAX_CONCURRENCY", "MAX_N_BOOT", "MAX_SAMPLES",
-           "MAX_SCALE_GRADES", "PREDICTIONS", "check_limit"]
+           "MAX_SCALE_GRADES", "PREDICTIONS", "RETRIEVER_TIMEOUT", "check_limit"]

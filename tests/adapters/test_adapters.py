@@ -67,9 +67,9 @@ class BowEmbeddings(Embeddings):
         return bow(text)
 
 
-def lc_store(*, with_ids: bool = True) -> InMemoryVectorStore:
+def lc_store(*, with_ids: bool = True, key: str = "doc_id") -> InMemoryVectorStore:
     store = InMemoryVectorStore(BowEmbeddings())
-    store.add_documents([Document(page_content=t, metadata={"doc_id": d}, **({"id": d} if with_ids else {}))
+    store.add_documents([Document(page_content=t, metadata={key: d}, **({"id": d} if with_ids else {}))
                          for d, t in DOCS.items()])
     return store
 
@@ -94,21 +94,22 @@ def test_langchain_retriever_is_asked_for_top_k_not_its_default_4():
 
 
 def test_langchain_auto_ids_are_refused_and_id_key_reads_the_metadata():
-    store = lc_store(with_ids=False)  # the store gives each document a random uuid
+    store = lc_store(with_ids=False, key="source")  # the store gives each document a random uuid
     with pytest.raises(InputError, match=r"not your doc ids: pass id_key= the metadata key .*id_key='doc_id'"):
         evaluate_retriever(store, GOLDEN, ["recall@1"])
-    report = evaluate_retriever(store, GOLDEN, ["recall@1"], id_key="doc_id")
+    report = evaluate_retriever(store, GOLDEN, ["recall@1"], id_key="source")
     assert report.per_query == evaluate(GOLDEN, {q: oracle(t, 10) for q, t in QUERIES.items()}, ["recall@1"]).per_query
-    with pytest.raises(InputError, match=r"query 'q1': LangChain Document has no metadata key 'source' "
-                                         r"\(its metadata keys: doc_id\); pass id_key="):
-        retrieve(store, GOLDEN, id_key="source")
+    assert report.settings["retriever"]["ids"] == "id_key 'source'" and not report.settings["retriever"]["fallback"]
+    with pytest.raises(InputError, match=r"query 'q1': LangChain Document has no metadata key 'doc_id' "
+                                         r"\(its metadata keys: source\); pass id_key="):
+        retrieve(store, GOLDEN, id_key="doc_id")
 
 
 class NoIdRetriever(BaseRetriever):
     """A custom LangChain retriever whose Documents carry no id at all."""
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun):
-        return [Document(page_content=DOCS[d], metadata={"doc_id": d}) for d in oracle(query, 3)]
+        return [Document(page_content=DOCS[d], metadata={"source": d}) for d in oracle(query, 3)]
 
 
 def test_langchain_document_without_id_is_one_error_naming_the_key_to_set():
@@ -118,7 +119,7 @@ def test_langchain_document_without_id_is_one_error_naming_the_key_to_set():
     assert msg.startswith("query 'q1': LangChain Document has no Document.id; set Document.id when you index it, "
                           "or pass id_key= the metadata key")
     assert "\n" not in msg
-    run = retrieve(NoIdRetriever(), GOLDEN, id_key="doc_id", top_k=3)
+    run = retrieve(NoIdRetriever(), GOLDEN, id_key="source", top_k=3)
     assert ranked_ids(run) == {q: oracle(text, 3) for q, text in QUERIES.items()}
 
 

@@ -36,7 +36,8 @@ class Run:
     ``given_score``.
     """
 
-    __slots__ = ("query_index", "doc_index", "score", "given_score", "queries", "texts", "name", "source", "_order")
+    __slots__ = ("query_index", "doc_index", "score", "given_score", "queries", "texts", "name", "source", "retrieval",
+                 "_order")
 
     def __init__(
         self,
@@ -62,6 +63,7 @@ class Run:
         self.texts: dict[str, str] = dict(texts or {})
         self.name = name
         self.source = source
+        self.retrieval: dict[str, Any] | None = None  # how a retriever's hits became this run (relgrade.adapters)
         self._order: Any = False  # not computed yet
 
     # -- construction -------------------------------------------------------------------------
@@ -195,14 +197,15 @@ class Run:
 
 
 def run_from_hits(per_query: Iterable[tuple[str, str, Sequence[Any]]], *, name: str = "retriever") -> Run:
-    """Build a run from ``(query_id, query, hits)`` where hits have ``.id`` (the guide's retriever)."""
+    """Build a run from ``(query_id, query, hits)`` where hits have ``.id`` (the guide's retriever), in list order.
+    A document listed twice for a query is refused, as the run readers refuse it in a file (one rule)."""
     qs, ds, ss, given = [], [], [], []
     queries: dict[str, str] = {}
     texts: dict[str, str] = {}
     for qid, query, hits in per_query:
         qid = as_id(qid, "query_id")
         queries[qid] = query
-        seen: set[str] = set()
+        seen: dict[str, int] = {}
         n = len(hits)
         for position, hit in enumerate(hits):
             doc = _hit_field(hit, ("id", "doc_id"))
@@ -210,8 +213,9 @@ def run_from_hits(per_query: Iterable[tuple[str, str, Sequence[Any]]], *, name: 
                 raise InputError(f"retriever hit {hit!r} has no '.id'; return objects with .id (and optionally .score, .text)")
             doc = as_id(doc, "hit id")
             if doc in seen:
-                continue
-            seen.add(doc)
+                raise InputError(f"query {qid!r}: document {doc!r} appears twice in the hits ({seen[doc] + 1} and "
+                                 f"{position + 1}); each document once per query, as in a run file")
+            seen[doc] = position
             text = _hit_field(hit, ("text", "page_content", "content"))
             if isinstance(text, str):
                 texts[doc] = text

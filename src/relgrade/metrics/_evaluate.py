@@ -13,6 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from relgrade._defaults import RETRIEVER_TIMEOUT
 from relgrade._errors import InputError
 from relgrade.io import GoldenSet, Qrels, Run
 from relgrade.io._columns import paused_gc
@@ -72,7 +73,8 @@ class EvalReport:
         head = ("metric", "value", f"95% CI over {plural(self.n_queries, 'query', 'queries')}", "interval")
         rows = [(name, f"{est.value:.4f}", "" if est.ci95 is None else f"[{est.ci95[0]:.4f}, {est.ci95[1]:.4f}]",
                  est.interval or "") for name, est in self.aggregate.items()]
-        return text_table(head, rows, "<><<")
+        retriever = self.settings.get("retriever")  # which id a retriever's run was scored by, said with the table
+        return text_table(head, rows, "<><<") + (f"\n{retriever['line']}" if isinstance(retriever, dict) else "")
 
 
 def evaluate(
@@ -143,6 +145,8 @@ def evaluate(
         from relgrade.versioning import corpus_fingerprint
 
         settings["corpus"] = corpus_fingerprint(corpus)
+    if run.retrieval is not None:  # a run of a retriever (relgrade.adapters): which id it was scored by
+        settings["retriever"] = dict(run.retrieval)
     return EvalReport(aggregate, per_query, failures, leaks, no_answers, missing, list(ranked.ignored_queries), settings)
 
 
@@ -175,30 +179,34 @@ def _as_qrels(qrels) -> Qrels:
 
 def evaluate_retriever(retriever: Any, golden: GoldenSet, metrics: Iterable[str | Metric] | None = None, *,
                        k: Sequence[int] | None = None, top_k: int | None = None, id_key: Any = None,
-                       concurrency: int = 1, **kwargs: Any) -> EvalReport:
+                       concurrency: int = 1, timeout: float | None = RETRIEVER_TIMEOUT, **kwargs: Any) -> EvalReport:
     """Run ``retriever`` over a golden set and evaluate it (``kwargs`` go to :func:`evaluate`).
 
     ``retriever``: a LangChain retriever or vector store, a LlamaIndex retriever, an object with
     ``search(query, top_k)`` returning hits with ``.id``, or a callable ``query -> [(id, score)]`` (see
     :mod:`relgrade.adapters`). ``top_k`` defaults to the deepest cutoff of the metrics (at least 10);
-    ``id_key`` names the metadata key holding the document id (default ``Document.id`` / ``node_id``);
-    ``concurrency`` bounds the queries in flight (the library's async API when it has one).
+    ``id_key`` names the metadata key holding the document id (default ``Document.id`` / ``node_id``, falling
+    back to the parent document's id when those are not the golden set's: said in ``settings["retriever"]`` and
+    under :meth:`EvalReport.table`); ``concurrency`` bounds the queries in flight (the library's async API when it
+    has one); ``timeout`` the seconds one query may take (None: no limit).
     """
     from relgrade.adapters import retrieve
 
     chosen = parse_metrics(metrics, k)
-    run = retrieve(retriever, golden, top_k=top_k or _depth(chosen), id_key=id_key, concurrency=concurrency)
+    run = retrieve(retriever, golden, top_k=top_k or _depth(chosen), id_key=id_key, concurrency=concurrency,
+                   timeout=timeout)
     return evaluate(golden, run, chosen, **kwargs)
 
 
 async def aevaluate_retriever(retriever: Any, golden: GoldenSet, metrics: Iterable[str | Metric] | None = None, *,
                               k: Sequence[int] | None = None, top_k: int | None = None, id_key: Any = None,
-                              concurrency: int = 8, **kwargs: Any) -> EvalReport:
+                              concurrency: int = 8, timeout: float | None = RETRIEVER_TIMEOUT, **kwargs: Any) -> EvalReport:
     """:func:`evaluate_retriever` as a coroutine, at most ``concurrency`` queries in flight."""
     from relgrade.adapters import aretrieve
 
     chosen = parse_metrics(metrics, k)
-    run = await aretrieve(retriever, golden, top_k=top_k or _depth(chosen), id_key=id_key, concurrency=concurrency)
+    run = await aretrieve(retriever, golden, top_k=top_k or _depth(chosen), id_key=id_key, concurrency=concurrency,
+                          timeout=timeout)
     return evaluate(golden, run, chosen, **kwargs)
 
 
