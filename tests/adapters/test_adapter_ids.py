@@ -2,44 +2,25 @@
 the real libraries: llama-index-core's ``VectorStoreIndex.from_documents`` (every node a new UUID, the document's
 id in ``ref_doc_id``), langchain-classic's ``ParentDocumentRetriever`` over langchain-core's ``InMemoryVectorStore``
 and ``InMemoryStore`` (child chunks carry the parent's id in ``metadata["doc_id"]``, the parents none of their own).
-Embeddings are deterministic bag-of-words vectors (nothing is downloaded); rankings are checked against numpy."""
+Embeddings are test_adapters.py's deterministic bag-of-words vectors (nothing is downloaded); rankings are checked
+against numpy."""
 
 from __future__ import annotations
 
-import hashlib
+import importlib.util
 import json
+from pathlib import Path
 
-import numpy as np
 import pytest
 
-from relgrade import GoldenCase, GoldenSet, InputError, evaluate, evaluate_retriever, read_run, retrieve
+from relgrade import InputError, evaluate, evaluate_retriever, read_run, retrieve
 
-DIM = 256
-DOCS = {
-    "refund": "refunds for annual plans are prorated within thirty days",
-    "rate": "the api rate limit is one hundred requests per minute",
-    "sso": "single sign on with okta uses saml metadata",
-    "webhook": "verify the webhook signature with the hmac secret",
-    "export": "export invoices as csv from the billing page",
-}
-QUERIES = {"q1": "annual plan refunds", "q2": "api rate limit per minute", "q3": "okta sso saml",
-           "q4": "webhook hmac signature", "q5": "billing page invoices csv"}
-RELEVANT = {"q1": "refund", "q2": "rate", "q3": "sso", "q4": "webhook", "q5": "export"}
-GOLDEN = GoldenSet(tuple(GoldenCase(QUERIES[q], (RELEVANT[q],), q) for q in QUERIES))
-
-
-def bow(text: str) -> list[float]:
-    v = np.zeros(DIM)
-    for word in text.lower().split():
-        v[int(hashlib.sha256(word.encode()).hexdigest(), 16) % (DIM - 1)] += 1.0
-    v[DIM - 1] = len(text) / 40
-    return (v / (np.linalg.norm(v) or 1.0)).tolist()
-
-
-def oracle(query: str, k: int) -> list[str]:
-    q = np.array(bow(query))
-    scores = {d: float(np.dot(q, bow(t))) for d, t in DOCS.items()}
-    return [d for d, _ in sorted(scores.items(), key=lambda kv: (round(kv[1], 6), kv[0]), reverse=True)][:k]
+# the documents, queries, bag-of-words embeddings and numpy oracle of test_adapters.py, shared
+_spec = importlib.util.spec_from_file_location("relgrade_test_adapters", Path(__file__).with_name("test_adapters.py"))
+world = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(world)
+DOCS, QUERIES, RELEVANT, GOLDEN, oracle = world.DOCS, world.QUERIES, world.RELEVANT, world.GOLDEN, world.oracle
+BowEmbedding, BowEmbeddings = world.BowEmbedding, world.BowEmbeddings
 
 
 # --------------------------------------------------------------------------------------------- LlamaIndex
@@ -47,19 +28,7 @@ li_core = pytest.importorskip("llama_index.core", reason="llama-index-core (the 
 from llama_index.core import Document as LIDocument  # noqa: E402
 from llama_index.core import MockEmbedding, VectorStoreIndex  # noqa: E402
 from llama_index.core.base.base_retriever import BaseRetriever as LIRetriever  # noqa: E402
-from llama_index.core.embeddings import BaseEmbedding  # noqa: E402
 from llama_index.core.schema import NodeRelationship, NodeWithScore, RelatedNodeInfo, TextNode  # noqa: E402
-
-
-class BowEmbedding(BaseEmbedding):
-    def _get_query_embedding(self, query):
-        return bow(query)
-
-    async def _aget_query_embedding(self, query):
-        return bow(query)
-
-    def _get_text_embedding(self, text):
-        return bow(text)
 
 
 def test_llamaindex_from_documents_falls_back_to_ref_doc_id_and_says_so():
@@ -78,7 +47,7 @@ def test_llamaindex_from_documents_falls_back_to_ref_doc_id_and_says_so():
     # with MockEmbedding (every vector alike) the ids are still the documents'
     flat = VectorStoreIndex.from_documents([LIDocument(text=t, doc_id=d) for d, t in DOCS.items()],
                                            embed_model=MockEmbedding(embed_dim=8))
-    run = retrieve(flat.as_retriever(similarity_top_k=5), GOLDEN, top_k=5)
+    run = retrieve(flat.as_retriever(similarity_top_k=len(DOCS)), GOLDEN, top_k=len(DOCS))
     assert set(run.doc_id.tolist()) == set(DOCS) and run.retrieval["ids"] == "ref_doc_id"
 
 
@@ -114,25 +83,16 @@ def test_later_chunks_of_a_document_keep_their_place_so_no_rank_moves():
     run = retrieve(Chunks(order), GOLDEN, top_k=5)
     assert run.ranked()["q1"] == ["rate", "rate#2", "refund", "rate#4", "export"]
     said = run.retrieval
-    assert said["ids"] == "ref_doc_id" and said["chunk_slots"] == 10  # two later 'rate' chunks per query
-    assert said["line"].endswith("; 10 later chunks of a document already ranked kept as slots (<doc id>#<position>) "
-                                 "that no label grades")
+    assert said["ids"] == "ref_doc_id" and said["chunk_slots"] == 2 * len(QUERIES)  # two later chunks per query
+    assert said["line"].endswith(f"; {2 * len(QUERIES)} later chunks of a document already ranked kept as slots "
+                                 "(<doc id>#<position>) that no label grades")
 
 
 # --------------------------------------------------------------------------------------------- LangChain
 pytest.importorskip("langchain_core", reason="langchain-core (the 'adapters' extra)")
 from langchain_core.documents import Document  # noqa: E402
-from langchain_core.embeddings import Embeddings  # noqa: E402
 from langchain_core.stores import InMemoryStore  # noqa: E402
 from langchain_core.vectorstores import InMemoryVectorStore  # noqa: E402
-
-
-class BowEmbeddings(Embeddings):
-    def embed_documents(self, texts):
-        return [bow(t) for t in texts]
-
-    def embed_query(self, text):
-        return bow(text)
 
 
 def _parent_retriever():
