@@ -77,7 +77,7 @@ def test_the_table_shows_intervals_source_and_judge(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].split() == ["report", "time", "source", "judge", "recall@1", "[95%", "CI]", "mrr", "[95%", "CI]",
                               "leaks", "failed"]
-    assert "qrels" in out[1] and "0.7500 [" in out[1]
+    assert "labels" in out[1] and "0.7500 [" in out[1]
     assert "hybrid (3 human, 5 judge)" in out[2] and "moderate (κ 0.52)" in out[2] and "0.8750 [" in out[2]
     data = json.loads(Path(plain).read_text())
     lo, hi = data["aggregate"]["recall@1"]["ci95"]
@@ -138,3 +138,5 @@ def test_a_paired_report_is_not_charted_as_values(tmp_path, capsys, fuzz_world):
                  "--judge", str(f["judge"]), "--json", str(ab)]) == 0
     capsys.readouterr()
     _one_line(capsys, ["history", str(ab)], "ab.json", "gate --paired", "relgrade history reads")
+    good = _report(tmp_path, "good")
+    _one_line(capsys, ["history", good, "--baseline", str(ab)], "ab.json", "relgrade history --baseline reads")

@@ -159,7 +159,7 @@ def test_judge_source_and_text_from_reports_and_no_empty_chart(tmp_path):
         assert _overlap(_rect(driver, rings[0]), _rect(driver, dot))
         rows = [r.text for r in driver.find_elements(By.CSS_SELECTOR, "table tbody tr")]
         assert "hybrid (2 human, 4 judge)" in rows[2] and "slight (κ 0.05): do not use" in rows[2]
-        assert "qrels" in rows[0]
+        assert "labels" in rows[0]
         assert "rest on judge labels whose calibration says not to use them" in body
         assert "<b>boom</b>" in rows[1] and "\\x1b" in rows[1] and "\\x07" in rows[1]  # shown as text, escaped
         assert not driver.find_elements(By.CSS_SELECTOR, "table b")

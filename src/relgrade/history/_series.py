@@ -149,7 +149,7 @@ class History:
 def source(data: dict) -> str:
     """Where a report's numbers come from: ``PPI++`` (estimate: human labels on a sample, the judge on all),
     ``exact search`` (ann-recall), ``human`` / ``judge`` / ``hybrid (H human, J judge)`` labels (evaluate on a
-    hybrid set, which counts them), else ``qrels`` (evaluate on a labels file that does not say who graded it)."""
+    hybrid set, which counts them), else ``labels`` (evaluate on a labels file that does not say who graded it)."""
     kind = (data.get("settings") or {}).get("kind")
     if kind == "estimate":
         return "PPI++"
@@ -159,7 +159,7 @@ def source(data: dict) -> str:
     if isinstance(counts, dict) and all(isinstance(counts.get(k), int) for k in ("human", "judge")):
         human, judge = counts["human"], counts["judge"]
         return "judge" if not human else "human" if not judge else f"hybrid ({human} human, {judge} judge)"
-    return "qrels"
+    return "labels"
 
 
 def judge_verdict(data: dict, path: str) -> tuple[str | None, bool]:
@@ -281,6 +281,7 @@ def history(reports: Sequence[str | Path], *, metrics: Sequence[str] | None = No
     elif baseline is not None:
         drop = DEFAULT_MAX_DROP if max_drop is None else max_drop
         base = read_report(baseline)
+        require_kind(base, str(baseline), ("evaluate", "estimate", "ann-recall"), "relgrade history --baseline")
         thresholds = {m: metric_value(base, m, str(baseline)) - drop for m in keys}
         rule = f"at most {drop:g} below the baseline {printable(str(baseline))}"
     notes = [zone_note] if zone_note else []
