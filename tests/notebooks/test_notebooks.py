@@ -121,4 +121,5 @@ def test_whole_loop_notebook_prints_the_ann_check_and_the_trend(tmp_path):
                                                 "night5-nprobe1"]
     first = evaluate(golden, read_run(files / "ann" / "ivf_nprobe8.jsonl"), ["recall@5", "ndcg@10"])
     assert f"{first.value('recall@5'):.4f}" in rows[1]
-    assert rows[-1].startswith("gate: at most 0.02 below the baseline")
+    assert rows[-2].startswith("gate: at most 0.02 below the baseline")
+    assert rows[-1].startswith("gate: FAIL: the newest report night5-nprobe1: recall@5 ")  # gated as the gate would
