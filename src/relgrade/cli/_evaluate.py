@@ -7,7 +7,7 @@ import click
 from relgrade._defaults import DEFAULT_PREDICTION, PREDICTIONS
 from relgrade._intervals import MEAN_CI_HELP
 from relgrade._words import plural as _count
-from relgrade.cli._options import (CORPUS_HELP, FOLDS_HELP, MAPPING_HELP, PREDICTION_HELP, metric_options,
+from relgrade.cli._options import (AUDIT_HELP, CORPUS_HELP, FOLDS_HELP, MAPPING_HELP, PREDICTION_HELP, metric_options,
                                    with_judge)
 from relgrade.cli._output import print_notes, say_judge, write_json
 
@@ -113,6 +113,7 @@ def _provenance(hybrid, qrels, run, report) -> dict:
               help=with_judge(PREDICTION_HELP))
 @click.option("--folds", type=int, default=None, help=with_judge(FOLDS_HELP))
 @click.option("--mapping", "mapping_path", default=None, help=with_judge(MAPPING_HELP))
+@click.option("--audit", "audit_path", default=None, metavar="AUDIT.json", help=with_judge(AUDIT_HELP))
 @click.option("--forbidden", "forbidden_path", default=None, metavar="GOLDEN",
               help="With --judge: golden set listing forbidden documents; run B's leaks go into the report.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
@@ -120,14 +121,14 @@ def _provenance(hybrid, qrels, run, report) -> dict:
 @metric_options
 @click.option("--json", "json_out", help="Write the comparison as JSON here.")
 @click.option("--corpus", "corpus_path", help=CORPUS_HELP)
-def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds, mapping_path, forbidden_path, alpha,
-            ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, corpus_path):
+def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds, mapping_path, audit_path, forbidden_path,
+            alpha, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, corpus_path):
     from relgrade._errors import InputError
     from relgrade.io._outputs import check_outputs
 
     check_outputs({"--json": json_out}, {"--run-a": run_a, "--run-b": run_b, "--qrels": qrels_path, "--human": human_path,
                                          "--judge": judge_paths, "--mapping": mapping_path,
-                                         "--forbidden": forbidden_path, "--corpus": corpus_path})
+                                         "--audit": audit_path, "--forbidden": forbidden_path, "--corpus": corpus_path})
     if human_path or judge_paths:
         if qrels_path:
             raise InputError("give --qrels, or --human with --judge (the PPI++ comparison), not both")
@@ -139,7 +140,7 @@ def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds
         from relgrade.cli._compare_ppi import compare_ppi
 
         compare_ppi(run_a[0], run_b[0], human_path, judge_paths, prediction, folds, mapping_path, forbidden_path, ks,
-                    metrics, rel_threshold, no_answer, alpha, seed, json_out)
+                    metrics, rel_threshold, no_answer, alpha, seed, json_out, audit_path)
         return
     if qrels_path is None:
         raise InputError("give --qrels (labels for both runs), or --human with --judge")
