@@ -45,7 +45,7 @@ def false_alarms(n, queries, sigma, tau, seeds, *, alpha=0.05, clustered=True):
 
 
 # (pairs, queries, call noise sigma, query-level noise tau): from a handful of unequal queries with strong query-level
-# noise to a typical audit. The re-ask changes 20-45% of the grades at these sigmas (a noisy judge).
+# noise to a typical audit. A re-ask changes 45-55% of the grades in these worlds (a very noisy judge: the hard case).
 FAIR = [(20, 4, 0.5, 0.4), (60, 12, 0.5, 0.3), (100, 10, 0.7, 0.4), (200, 40, 0.6, 0.3)]
 
 

@@ -110,14 +110,15 @@ class AuditReport:
 
 @dataclass(frozen=True)
 class AuditPlan:
-    """What an audit would do, paying nothing: per kind of answer, the pairs and the calls still to pay; tokens,
-    dollars (None when the model is not in litellm's price table) and the median latency of stored judgments."""
+    """What an audit would do, paying nothing: per kind of answer (``kinds``), the pairs, the calls still to pay,
+    their prompt tokens and dollars; the totals (dollars None when the model is not in litellm's price table) and the
+    median latency of stored judgments."""
 
     model: str
     n_pairs: int
     n_queries: int
     population: int
-    kinds: dict[str, dict[str, int]]
+    kinds: dict[str, dict[str, Any]]
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None

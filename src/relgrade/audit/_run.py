@@ -166,7 +166,7 @@ def price_audit(design: Design, *, model: str | None = None, prompt: "str | Path
         else:
             p = plans[kind]
             calls, t, c, cost, n = p.calls, p.prompt_tokens, p.completion_tokens, p.cost_usd, p.pairs
-        out[kind] = {"pairs": n, "calls": calls}
+        out[kind] = {"pairs": n, "calls": calls, "prompt_tokens": t, "cost_usd": cost}
         tokens, completion = tokens + t, completion + c
         costs.append(cost)
     return AuditPlan(model, len(design.pairs), design.n_queries, design.population, out, tokens, completion,
