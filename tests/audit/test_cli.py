@@ -145,6 +145,8 @@ def test_circularity_warns(fakes, tmp_path, make_run, capsys):
     (["--latency", "1"], "--latency 1.0: give the seconds per call"),
     (["--json", "RUN"], "--json"),
     (["--api-base", "localhost:8000"], "--api-base must be a URL"),
+    (["--prompt", "nonsense"], "--prompt nonsense: not 'graded', 'binary', 'local' or an existing prompt file"),
+    (["--max-grade", "12"], "max grade must be an integer from 1 to 9"),
 ])
 def test_user_errors_exit_2_with_one_line(tmp_path, make_run, capsys, argv, fragment):
     run = _run(tmp_path, make_run, n_queries=3, n_docs=2)

@@ -6,7 +6,9 @@ retries, store, claims, budget and cost accounting. Two calls share one budget (
 
 1. the sampled pairs with two samples each: sample 0 is the pair's ordinary store key (the answer ``relgrade
    judge`` stored, or pays for now), sample 1 the key of a second answer (``judge --samples 2``'s), asked past
-   the first: the identity probe's re-ask, stored like any answer, so a re-run of the audit reuses it;
+   the first: the identity probe's re-ask, stored like any answer, so a re-run of the audit reuses it (a second
+   sample ``judge --samples 2`` stored already serves as it is: an answer asked beside the first, so it shows the
+   judge's noise but not a drift since);
 2. every perturbed passage, each a (query, text) pair of its own and so a store key of its own.
 
 The grades are then read back from the store by those keys (a pair another process answered meanwhile counts

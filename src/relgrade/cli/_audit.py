@@ -51,6 +51,7 @@ def audit(runs, corpus, queries, model, api_base, api_key_env, prompt, transport
     from relgrade.io import read_corpus, read_queries, read_run
     from relgrade.io._outputs import check_outputs
     from relgrade.judge import JudgeConfig, pool
+    from relgrade.judge._prompt import resolve
     from relgrade.judge.store._open import open_store, store_spec
     from relgrade.judge.transport._call import choose_transport
 
@@ -59,6 +60,7 @@ def audit(runs, corpus, queries, model, api_base, api_key_env, prompt, transport
     config = JudgeConfig(concurrency=concurrency, timeout=timeout, max_attempts=max_attempts, rpm=rpm, tpm=tpm,
                          temperature=temperature, logprobs=not no_logprobs, max_cost=max_cost, transport=transport)
     model, api_base = check_judge_call(model, api_base, api_key_env, lease)
+    resolve(model, prompt, max_grade)  # a wrong --prompt or --max-grade: exit 2 before reading runs or opening a store
     choose_transport(model, transport, api_base[0] if isinstance(api_base, list) else api_base)
     if latency is not None and not (dry_run and 0 < latency < float("inf")):
         raise InputError(f"--latency {latency}: give the seconds per call (above 0) of a --dry-run's wall-time "
