@@ -192,8 +192,8 @@ def gate_judge(reports: "list[tuple[Mapping[str, Any], str]]", *, accept: bool) 
 @dataclass(frozen=True)
 class AuditVerdict:
     """What ``relgrade audit`` said about a judge, as it travels with that judge's labels: the probes that showed a
-    bias (``biases``: ``{probe: (shift, ci95)}``), the system models sharing the judge's family, and the audit's
-    size. ``complete``: every answer the audit needed was there."""
+    bias (``biases``: ``(probe, shift, ci95)`` each), the system models sharing the judge's family (``circular``),
+    and the audit's size. ``complete``: every answer the audit needed was there."""
 
     model: str | None
     prompt_hash: str | None
@@ -215,7 +215,7 @@ class AuditVerdict:
             raise InputError("not an audit: give the JSON of 'relgrade audit --json'", path=source)
         try:
             verdict = cls._read(data, source)
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise InputError(f"malformed audit ({type(exc).__name__}: {exc}); re-run 'relgrade audit --json'",
                              path=source) from None
         for what, mine, theirs in (("judge", model, verdict.model), ("prompt", prompt_hash, verdict.prompt_hash)):
