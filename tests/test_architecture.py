@@ -24,7 +24,7 @@ FLOORS: list[set[str]] = [
     {"io"},
     {"versioning", "adapters", "label", "judge"},
     {"metrics", "ragas"},
-    {"calibration", "gating"},
+    {"calibration", "gating", "audit"},
     {"hybrid", "history"},
     {"demo"},
     {"cli"},

@@ -19,6 +19,8 @@ and repeats                 ``evaluate`` / ``compare`` with several ``--run`` (r
 studentized bootstrap       ``calibrate`` (up to 100 queries)
 BCa bootstrap               ``calibrate`` (above 100 queries; Spearman, Kendall, AUC, human ceiling)
 percentile bootstrap        ``rank-systems`` Kendall tau (descriptive)
+clustered Student t,
+simultaneous                ``audit`` grade shifts (pairs clustered by query; Bonferroni over the probes)
 ==========================  =======================================================================
 
 The means' constructions are computed by :mod:`relgrade.stats._augmented` (one construction: the human-only
@@ -87,6 +89,13 @@ BCA = Construction(
 PERCENTILE = Construction(
     "percentile bootstrap", "the 2.5% and 97.5% quantiles of the replicates of a bootstrap over queries")
 
+CLUSTERED = Construction(
+    "clustered Student t, simultaneous", "mean over pairs ± t(df) · se over G queries, se from the queries' sums "
+                                         "of deviations (cluster-robust CR2, Bell & McCaffrey's degrees of freedom, "
+                                         "G − 1 for queries of one size), each probe at 1 − α/K for K probes "
+                                         "(Bonferroni), so the K intervals hold together with 1 − α = 95% "
+                                         "confidence (relgrade.stats.clustered_mean)")
+
 MEAN_CI = f"{STUDENT_T.name} ({PLUS_TWO.name} for a 0/1 metric)"
 """The interval of every mean over queries and every paired difference (``evaluate``, ``compare``, human-only)."""
 
@@ -105,7 +114,7 @@ def calibration_ci(n_queries: int, max_studentized: int) -> Construction:
     return STUDENTIZED if n_queries <= max_studentized else BCA
 
 
-CONSTRUCTIONS = (STUDENT_T, PLUS_TWO, PPI, PPI_JOINT, RATIO, PPI_RATIO, REPEATS, STUDENTIZED, BCA, PERCENTILE)
+CONSTRUCTIONS = (STUDENT_T, PLUS_TWO, PPI, PPI_JOINT, RATIO, PPI_RATIO, REPEATS, STUDENTIZED, BCA, PERCENTILE, CLUSTERED)
 
 
 def described(name: str | None) -> str | None:
@@ -115,6 +124,6 @@ def described(name: str | None) -> str | None:
         return None
     return next((c.described for c in CONSTRUCTIONS if c.name == name), name)
 
-__all__ = ["BCA", "CONSTRUCTIONS", "Construction", "MEAN_CI", "MEAN_CI_HELP", "PERCENTILE", "PLUS_TWO",
+__all__ = ["BCA", "CLUSTERED", "CONSTRUCTIONS", "Construction", "MEAN_CI", "MEAN_CI_HELP", "PERCENTILE", "PLUS_TWO",
            "PLUS_TWO_POWER", "PPI", "PPI_JOINT", "PPI_RATIO", "RATIO", "REPEATS", "STUDENTIZED", "STUDENT_T",
            "calibration_ci", "described", "mean_ci"]

@@ -12,6 +12,13 @@ built from a "do not use" judge, and every metric and gate on it, said nothing. 
 * ``gate`` fails a decision that rests on judge labels the verdict says not to use (:meth:`JudgeVerdict.blocks`)
   unless told ``--accept-judge``.
 
+The audit of a judge's biases (``relgrade audit --json AUDIT.json``, issue 37) travels the same way: ``estimate``,
+``compare`` and ``rank-systems`` take ``--audit AUDIT.json`` (or find it in a ``--mapping CAL.json`` made with
+``calibrate --audit``) and record an :class:`AuditVerdict` in the ``"judge"`` block (``"audit"``: null when the judge
+was not audited); they and ``gate`` print it. A bias *warns* and never fails the gate: the reports the gate reads on
+judge labels are PPI++ estimates, which the human labels keep unbiased whatever the judge's bias (it costs them
+width, not validity); a bias matters for numbers on judge labels alone, which the line says.
+
 The bands and their actions are defined here, once (:data:`ACTIONS`); ``relgrade.calibration`` computes the
 band from κ. This module imports nothing heavy.
 """
@@ -105,11 +112,13 @@ class JudgeVerdict:
         return None
 
 
-def judge_block(n_judge: int, verdict: "JudgeVerdict | None") -> dict[str, Any] | None:
-    """The ``"judge"`` entry a report or label set records: how many labels are judge grades, and the verdict."""
+def judge_block(n_judge: int, verdict: "JudgeVerdict | None", audit: "AuditVerdict | None" = None) -> dict[str, Any] | None:
+    """The ``"judge"`` entry a report or label set records: how many labels are judge grades, the calibration verdict
+    and the audit's (None: not audited)."""
     if not n_judge:
         return None
-    return {"labels": int(n_judge), "calibration": None if verdict is None else verdict.to_dict()}
+    return {"labels": int(n_judge), "calibration": None if verdict is None else verdict.to_dict(),
+            "audit": None if audit is None else audit.to_dict()}
 
 
 def _is_number(value: Any) -> bool:
@@ -192,6 +201,9 @@ def gate_judge(reports: "list[tuple[Mapping[str, Any], str]]", *, accept: bool) 
             continue
         seen[key] = name
         lines.append(f"{name}: {line}")
+        audit = describe_audit(block, name)
+        if audit:
+            lines.append(f"{name}: {audit}")
         cal = block.get("calibration")
         settings = data.get("settings") or {}
         # a paired compare report (compare --human --judge) is PPI++ like an estimate: the humans correct the judge
@@ -208,5 +220,97 @@ def gate_judge(reports: "list[tuple[Mapping[str, Any], str]]", *, accept: bool) 
     return lines, reasons, record
 
 
-__all__ = ["ACTIONS", "CALIBRATE_HINT", "DO_NOT_USE", "JudgeVerdict", "NOT_ALONE", "check_block", "describe",
-           "gate_judge", "judge_block", "report_judge"]
+@dataclass(frozen=True)
+class AuditVerdict:
+    """What ``relgrade audit`` said about a judge, as it travels with that judge's labels: the probes that showed a
+    bias (``biases``: ``(probe, shift, ci95)`` each), the system models sharing the judge's family (``circular``),
+    and the audit's size. ``complete``: every answer the audit needed was there."""
+
+    model: str | None
+    prompt_hash: str | None
+    n_pairs: int
+    n_queries: int
+    min_shift: float
+    probes: tuple[str, ...]
+    biases: tuple[tuple[str, float, tuple[float, float]], ...]
+    circular: tuple[str, ...] = ()
+    complete: bool = True
+    source: str | None = None
+
+    @classmethod
+    def from_audit(cls, data: Any, *, source: str | None = None, model: str | None = None,
+                   prompt_hash: str | None = None) -> "AuditVerdict":
+        """The verdict of a ``relgrade audit --json`` dict (or of an ``"audit"`` block already in this shape).
+        ``model``/``prompt_hash``: the judge whose labels it will travel with; an audit of another judge is refused."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("probes"), (Mapping, list)):
+            raise InputError("not an audit: give the JSON of 'relgrade audit --json'", path=source)
+        try:
+            verdict = cls._read(data, source)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise InputError(f"malformed audit ({type(exc).__name__}: {exc}); re-run 'relgrade audit --json'",
+                             path=source) from None
+        for what, mine, theirs in (("judge", model, verdict.model), ("prompt", prompt_hash, verdict.prompt_hash)):
+            if mine and theirs and not (mine == theirs or (what == "prompt" and mine.startswith(theirs[:12]))):
+                raise InputError(f"this audit is of the {what} {theirs}, the judge labels are of {mine}: audit this "
+                                 f"judge ('relgrade audit --run RUN --model MODEL --json AUDIT.json')", path=source)
+        return verdict
+
+    @classmethod
+    def _read(cls, data: Mapping[str, Any], source: str | None) -> "AuditVerdict":
+        if data.get("kind") != "audit":  # a block written by to_dict
+            return cls.from_dict(data)
+        probes = data["probes"]
+        biases = tuple((name, float(p["shift"]), (float(p["ci95"][0]), float(p["ci95"][1])))
+                       for name, p in probes.items() if p.get("bias"))
+        circular = tuple(str(c["system_model"]) for c in data.get("circularity") or () if c.get("shared"))
+        prompt = data.get("prompt") or {}
+        return cls(data.get("model"), prompt.get("hash"), int(data["n_pairs"]), int(data["n_queries"]),
+                   float(data["settings"]["min_shift"]), tuple(probes), biases, circular, bool(data.get("complete")),
+                   source)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "AuditVerdict":
+        biases = tuple((str(b["probe"]), float(b["shift"]), (float(b["ci95"][0]), float(b["ci95"][1])))
+                       for b in data["biases"])
+        return cls(data.get("model"), data.get("prompt_hash"), int(data["n_pairs"]), int(data["n_queries"]),
+                   float(data["min_shift"]), tuple(map(str, data["probes"])), biases,
+                   tuple(map(str, data.get("circular") or ())), bool(data.get("complete", True)), data.get("source"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "prompt_hash": self.prompt_hash, "n_pairs": self.n_pairs,
+                "n_queries": self.n_queries, "min_shift": self.min_shift, "probes": list(self.probes),
+                "biases": [{"probe": p, "shift": s, "ci95": list(ci)} for p, s, ci in self.biases],
+                "circular": list(self.circular), "complete": self.complete, "source": self.source,
+                "biased": bool(self.biases)}
+
+    def line(self) -> str:
+        """``judge M audited (AUDIT.json, 200 pairs of 40 queries): bias: length +1.00 [+0.93, +1.07] grade ...``."""
+        where = f"{self.source}, " if self.source else ""
+        head = (f"judge {self.model or '(model not recorded)'} audited ({where}{self.n_pairs} pairs of "
+                f"{self.n_queries} queries{'' if self.complete else ', incomplete'})")
+        if self.biases:
+            found = ", ".join(f"{p} {s:+.2f} [{lo:+.2f}, {hi:+.2f}]" for p, s, (lo, hi) in self.biases)
+            text = (f"{head}: bias: {found} grade; PPI++ estimates stay unbiased (the human labels correct it), "
+                    "numbers on judge labels alone carry it")
+        else:
+            text = f"{head}: no bias of {self.min_shift:g} grade or more in {len(self.probes)} probes"
+        if self.circular:
+            text += f"; circular: {', '.join(self.circular)} shares the judge's model family"
+        return text
+
+
+def describe_audit(block: Mapping[str, Any] | None, name: str | None = None) -> str | None:
+    """The line to print for the audit of a ``"judge"`` block (None when the judge was not audited); a malformed one
+    is an :class:`InputError` naming the report ``name``."""
+    audit = block.get("audit") if block else None
+    if audit is None:
+        return None
+    try:
+        return AuditVerdict.from_dict(audit).line()
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise InputError(f"the judge's audit recorded in the report is malformed ({type(exc).__name__}: {exc}); "
+                         "re-write the report with --audit AUDIT.json", path=name) from None
+
+
+__all__ = ["ACTIONS", "AuditVerdict", "CALIBRATE_HINT", "DO_NOT_USE", "JudgeVerdict", "NOT_ALONE", "check_block", "describe",
+           "describe_audit", "gate_judge", "judge_block", "report_judge"]

@@ -22,6 +22,14 @@ Grades: a marker ``[[grade=N]]`` anywhere in the prompt gives grade N; otherwise
 OpenAI-shaped token logprobs when ``logprobs`` is requested: the digit token's ``top_logprobs``
 put ``0.7`` on N, the rest spread evenly over the other digits of 0..3, plus one non-digit token.
 
+Judges with a character (audit tests, issue 37), set per server: ``grade_by="query"`` grades by the query alone
+(``sha256(query text) % 4``, the text between the prompt's ``<<<QUERY ...>>>`` markers), a judge no change to the
+passage can move; ``length_bonus=L`` gives one grade more to a passage (the text between the ``<<<PASSAGE ...>>>``
+markers) longer than ``L`` characters, on a base grade of ``% 3`` so the bonus always shows (a planted length
+bias); ``noise=p`` moves each answer one grade up or down (within 0..3) with probability ``p``, drawn from
+``sha256(noise_seed, pair key, request number of that pair)``, so a pair asked again can get another grade while
+every run of a test sees the same draws. A ``[[grade=N]]`` marker still wins.
+
 Faults: a marker ``[[faults=F1;F2;...]]`` in the prompt scripts the successive requests of that
 pair (the n-th request of a pair gets ``Fn``; later ones succeed). A *pair* is identified by
 ``pair_key`` = first 16 hex of sha256 of the first user message, so a repair retry (which
@@ -104,6 +112,8 @@ _USAGE = re.compile(r"\[\[usage=([^\]]+)\]\]")
 _FAULTS = re.compile(r"\[\[faults=([^\]]*)\]\]")
 _ECHO = "[[echo-key]]"
 _HALF_EMOJI = "[[half-emoji]]"
+_QUERY = re.compile(r"<<<QUERY ([0-9a-f]{16})>>>\n(.*?)\n<<<END QUERY \1>>>", re.S)
+_PASSAGE = re.compile(r"<<<PASSAGE ([0-9a-f]{16})>>>\n(.*?)\n<<<END PASSAGE \1>>>", re.S)
 _DECODER = json.JSONDecoder()
 _SCHEMA_LEAD = "complies with the following schema as specified in JSON Schema:\n"
 _FIX_LEAD = "The output string did not satisfy the constraints given in the prompt."
@@ -159,8 +169,10 @@ def pair_key(messages: list[dict[str, Any]]) -> str:
 
 class _State:
     def __init__(self, latency: float, hang_seconds: float, require_key: str | None, max_requests: int,
-                 echo_key: bool = False, models: tuple[str, ...] | None = None):
+                 echo_key: bool = False, models: tuple[str, ...] | None = None, grade_by: str = "prompt",
+                 length_bonus: int | None = None, noise: float = 0.0, noise_seed: int = 0):
         self.latency = latency
+        self.grade_by, self.length_bonus, self.noise, self.noise_seed = grade_by, length_bonus, noise, noise_seed
         self.models = models  # the model names served (None: any)
         self.probes = 0  # GET /models requests
         self.echo_key = echo_key
@@ -178,6 +190,20 @@ class _State:
         self.order: list[str] = []  # pair keys of the chat requests, in arrival order
         self.in_flight = 0
         self.max_in_flight = 0
+
+    def grade(self, key: str, n: int, prompt: str, top: int) -> int:
+        """The grade of the ``n``-th request of pair ``key`` without a marker (the module doc's judges)."""
+        query = _QUERY.search(prompt) if self.grade_by == "query" else None
+        passage = _PASSAGE.search(prompt) if self.length_bonus is not None else None
+        base = hashlib.sha256((query.group(2) if query else key).encode()).hexdigest()
+        grade = int(base, 16) % (top + (0 if passage else 1))
+        if passage and len(passage.group(2)) > self.length_bonus:
+            grade += 1
+        if self.noise:
+            draw = int(hashlib.sha256(f"{self.noise_seed}:{key}:{n}".encode()).hexdigest(), 16)
+            if (draw % 1_000_000) / 1_000_000 < self.noise:
+                grade = min(top, max(0, grade + (1 if (draw >> 64) % 2 else -1)))
+        return grade
 
     def count(self, key: str, agent: str = "") -> int:
         with self.lock:
@@ -418,7 +444,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if shape is not None:
                     grade = min(grade, top)
             else:
-                grade = int(hashlib.sha256(key.encode()).hexdigest(), 16) % (top + 1)
+                grade = state.grade(key, n, root, top)
             if fault == "offscale":
                 grade = 7
             if shape is None and self.echo:
@@ -505,14 +531,16 @@ class FakeOpenAIServer:
     ``latency``: seconds before every answer. ``hang_seconds``: how long a ``hang`` lasts.
     ``require_key``: expected bearer key (else 401, as OpenAI or Anthropic send it). ``models``: the model names
     served (else 404 as the providers send it; None: any). ``max_requests``: beyond it every request is
-    a 503. ``lifetime``: the server shuts itself down after this many seconds.
+    a 503. ``lifetime``: the server shuts itself down after this many seconds. ``grade_by``, ``length_bonus``,
+    ``noise``, ``noise_seed``: the judge's character (module doc).
     """
 
     def __init__(self, *, latency: float = 0.0, hang_seconds: float = 5.0, require_key: str | None = None,
                  max_requests: int = 100_000, lifetime: float = 600.0, port: int = 0, echo_key: bool = False,
-                 models: tuple[str, ...] | None = None):
+                 models: tuple[str, ...] | None = None, grade_by: str = "prompt", length_bonus: int | None = None,
+                 noise: float = 0.0, noise_seed: int = 0):
         self.state = _State(latency, hang_seconds, require_key, max_requests, echo_key,
-                            None if models is None else tuple(models))
+                            None if models is None else tuple(models), grade_by, length_bonus, noise, noise_seed)
         handler = type("Handler", (_Handler,), {"state": self.state})
         self._httpd = _Server(("127.0.0.1", port), handler)
         self.port: int = self._httpd.server_address[1]

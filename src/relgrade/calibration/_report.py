@@ -9,8 +9,9 @@ the data (queries, chunks, reasons, names) is escaped with :func:`html.escape`: 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
+from typing import Any
 
 from relgrade._intervals import BCA
 from relgrade._words import plural
@@ -228,14 +229,58 @@ def render_page(
     *,
     disagreements: Sequence[Sequence[Disagreement]] | None = None,
     combination_html: str = "",
+    audit: Mapping[str, Any] | None = None,
     title: str = "relgrade calibration report",
 ) -> str:
-    """A full self-contained HTML page for one or more judges."""
+    """A full self-contained HTML page for one or more judges; ``audit``: the judge's audit (``relgrade audit
+    --json``), in a section of its own after them (:func:`render_audit`)."""
     disagreements = disagreements or [()] * len(reports)
     body = "\n".join(render_sections(r, disagreements=d) for r, d in zip(reports, disagreements))
+    tail = "" if audit is None else render_audit(audit)
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
-            f"<h1>{escape(title)}</h1>{combination_html}{body}</body></html>\n")
+            f"<h1>{escape(title)}</h1>{combination_html}{body}{tail}</body></html>\n")
+
+
+def render_audit(audit: Mapping[str, Any], *, source: str | None = None) -> str:
+    """HTML for a judge's audit (the dict of ``relgrade audit --json``): what it found, one row per probe, and the
+    system models that share the judge's family."""
+    settings = audit.get("settings") or {}
+    probes = list((audit.get("probes") or {}).values())
+    biases = [p for p in probes if p.get("bias")]
+    where = f", {escape(source)}" if source else ""
+    out = [f'<section class="audit"><h2>Judge audit: biases <span class="small">({escape(str(audit.get("model")))}, '
+           f'{plural(int(audit.get("n_pairs", 0)), "pair")} of {plural(int(audit.get("n_queries", 0)), "query", "queries")}'
+           f"{where})</span></h2>"]
+    if biases:
+        found = "; ".join(f"{p['probe']}: {p['verdict']}" for p in biases)
+        out.append(f'<p class="warn">The judge\'s grades move with what a probe changes, not with relevance. {escape(found)}. '
+                   "PPI++ estimates stay unbiased (the human labels correct it); numbers on judge labels alone carry "
+                   "it.</p>")
+    else:
+        out.append(f'<p class="verdict">No bias of {float(settings.get("min_shift", 0.25)):g} grade or more in '
+                   f"{len(probes)} probes.</p>")
+    if audit.get("complete") is False:
+        out.append('<p class="warn">The audit is incomplete (a budget stop or failed calls): the probes rest on the '
+                   "pairs answered.</p>")
+
+    def num(v, fmt="{:+.2f}"):
+        return "" if v is None else fmt.format(v)
+
+    rows = [[escape(p["probe"]), escape("stored answer" if p["baseline"] == "original" else p["baseline"]),
+             escape(p.get("what", "")), str(p["n_pairs"]), num(p["shift"]),
+             "" if p["ci95"] is None else f"{p['ci95'][0]:+.2f} – {p['ci95'][1]:+.2f}",
+             num(p["changed"], "{:.0%}"), escape(p["verdict"])] for p in probes]
+    out.append(_table(["probe", "compared with", "what changes", "pairs", "shift (grades)", "95% CI", "changed",
+                       "verdict"], rows, num=(3, 4, 5, 6)))
+    for c in audit.get("circularity") or ():
+        if c.get("shared"):
+            out.append(f'<p class="warn">Circularity: the system model {escape(str(c["system_model"]))} shares the '
+                       f"judge's model family ({escape(str(c.get('judge_family')))}).</p>")
+    out.append(f'<p class="small">95% CIs: {escape(str(settings.get("method", "")))}. A bias: the interval excludes 0 '
+               "and the shift is at least the minimum shift; changed: the share of pairs whose grade moved (the "
+               "identity probe's share is the judge's own noise).</p></section>")
+    return "\n".join(out)
 
 
 def render_combination(combo) -> str:

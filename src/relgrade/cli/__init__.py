@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "history": ("relgrade.cli._history", "history", "Reports of successive builds over time: a table and a trend page."),
     "judge": ("relgrade.cli._judge", "judge", "Grade retrieved chunks 0-3 with an LLM judge."),
     "calibrate": ("relgrade.cli._calibrate", "calibrate", "Agreement of judge labels with human labels, with CIs."),
+    "audit": ("relgrade.cli._audit", "audit", "Probe the judge for biases (length, keywords, ...) on a sample of your pairs."),
     "sample": ("relgrade.cli._calibrate", "sample", "Choose the pairs humans should label next."),
     "label": ("relgrade.cli._label", "label", "Serve a local page where humans grade pairs."),
     "estimate": ("relgrade.cli._hybrid", "estimate", "Prediction-powered metric estimates from human + judge labels."),

@@ -32,6 +32,28 @@ def _names(paths: tuple[str, ...]) -> list[str]:
     return names
 
 
+def _audit(path: str, loaded):
+    """``(AuditVerdict, the audit's dict)`` of ``--audit``, checked against the judge it was made of (one of the
+    judges, by model)."""
+    from relgrade.calibration._report import render_audit
+    from relgrade.hybrid._inputs import read_audit
+
+    errors = []
+    for jl in loaded:
+        try:
+            verdict, data = read_audit(path, model=jl.model)
+        except InputError as exc:
+            errors.append(exc)
+            continue
+        try:
+            render_audit(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InputError(f"malformed audit ({type(exc).__name__}: {exc}); re-run 'relgrade audit --json'",
+                             path=path) from None
+        return verdict, data
+    raise errors[0]
+
+
 @click.command("calibrate")
 @click.option("--judge", "judges", multiple=True, required=True, metavar="PATH",
               help="Judge labels: qrels (TREC/CSV/JSONL) or the judge's details JSONL. Repeat for several judges.")
@@ -45,7 +67,10 @@ def _names(paths: tuple[str, ...]) -> list[str]:
 @click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap and cross-validation seed.")
 @click.option("--mapping/--no-mapping", default=True, show_default=True,
               help="Fit a monotone judge-to-human mapping (adopted only if held-out kappa improves beyond noise).")
-def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, seed, mapping):
+@click.option("--audit", "audit_path", default=None, metavar="AUDIT.json",
+              help="The judge's audit ('relgrade audit --json'): a section of the HTML report, and recorded in the "
+                   "JSON, so that '--mapping CAL.json' carries it to estimate, compare and rank-systems.")
+def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, seed, mapping, audit_path):
     """Agreement of judge labels with human labels (kappas, alpha, AUC...), each with a 95% query-bootstrap CI."""
     from relgrade.calibration import (
         agreement, combine_judges, disagreements, fit_mapping, read_human, read_judge, render_combination,
@@ -59,7 +84,8 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
     check_n_boot(n_boot)
     from relgrade.io._outputs import check_outputs
 
-    check_outputs({"--json": json_out, "--report": report_out}, {"--judge": judges, "--human": human})
+    check_outputs({"--json": json_out, "--report": report_out}, {"--judge": judges, "--human": human,
+                                                                   "--audit": audit_path})
     from relgrade.calibration._inputs import judge_terms, parse_scale, span
 
     scale_t = parse_scale(scale)
@@ -69,6 +95,7 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
     if humans.n_empty:
         click.echo(f"skipped {plural(humans.n_empty, 'row')} with an empty grade in {human} (not labeled yet)")
     loaded = [read_judge(p, scale=scale_t, name=n) for p, n in zip(judges, _names(judges))]
+    audit = _audit(audit_path, loaded) if audit_path else None
     weights, weight_note = humans.weighting()
     reports, audits = [], []
     for jl in loaded:
@@ -123,16 +150,20 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
         for c in combo.combinations:
             click.echo(f"  {c.name:<28} {_fmt(c.kappa)}  {c.message}")
 
+    if audit is not None:
+        click.echo(f"\n{audit[0].line()}")
     if json_out:
         data = reports[0].to_dict()
         if len(reports) > 1:
             data["judges"] = [r.to_dict() for r in reports]
             data["combination"] = combo.to_dict() if combo is not None else None
         data["n_disagreements"] = len(audits[0])
+        if audit is not None:
+            data["audit"] = audit[0].to_dict()
         write_text(json_out, dumps(data) + "\n", "--json")
         click.echo(f"\nwrote {json_out}")
     if report_out:
-        page = render_page(reports, disagreements=audits,
+        page = render_page(reports, disagreements=audits, audit=None if audit is None else audit[1],
                            combination_html=render_combination(combo) if combo is not None else "")
         write_text(report_out, page, "--report")
         click.echo(f"wrote {report_out}")

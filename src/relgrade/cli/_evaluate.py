@@ -7,7 +7,7 @@ import click
 from relgrade._defaults import DEFAULT_PREDICTION, PREDICTIONS
 from relgrade._intervals import MEAN_CI_HELP
 from relgrade._words import plural as _count
-from relgrade.cli._options import (CORPUS_HELP, FOLDS_HELP, MAPPING_HELP, PREDICTION_HELP, metric_options,
+from relgrade.cli._options import (AUDIT_HELP, CORPUS_HELP, FOLDS_HELP, MAPPING_HELP, PREDICTION_HELP, metric_options,
                                    with_judge)
 from relgrade.cli._output import print_notes, say_judge, write_report
 
@@ -117,6 +117,7 @@ def _provenance(hybrid, qrels, run, report) -> dict:
               help=with_judge(PREDICTION_HELP))
 @click.option("--folds", type=int, default=None, help=with_judge(FOLDS_HELP))
 @click.option("--mapping", "mapping_path", default=None, help=with_judge(MAPPING_HELP))
+@click.option("--audit", "audit_path", default=None, metavar="AUDIT.json", help=with_judge(AUDIT_HELP))
 @click.option("--forbidden", "forbidden_path", default=None, metavar="GOLDEN",
               help="With --judge: golden set listing forbidden documents; run B's leaks go into the report.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
@@ -124,15 +125,15 @@ def _provenance(hybrid, qrels, run, report) -> dict:
 @metric_options
 @click.option("--json", "json_out", help="Write the comparison as JSON here.")
 @click.option("--corpus", "corpus_path", help=CORPUS_HELP)
-def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds, mapping_path, forbidden_path, alpha,
-            ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, corpus_path):
+def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds, mapping_path, audit_path, forbidden_path,
+            alpha, ks, metrics, rel_threshold, no_answer, n_boot, seed, json_out, corpus_path):
     from relgrade._errors import InputError
     from relgrade.io._outputs import check_outputs, with_sides
 
     check_outputs({"--json": json_out}, {"--run-a": run_a, "--run-b": run_b, **with_sides("--qrels", qrels_path, "hybrid"),
                                          "--human": human_path,
                                          "--judge": judge_paths, "--mapping": mapping_path,
-                                         "--forbidden": forbidden_path, "--corpus": corpus_path})
+                                         "--audit": audit_path, "--forbidden": forbidden_path, "--corpus": corpus_path})
     from relgrade.metrics._settings import check_n_boot
 
     check_n_boot(n_boot)  # on every path: a limit is never accepted and ignored
@@ -150,7 +151,7 @@ def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds
         from relgrade.cli._compare_ppi import compare_ppi
 
         compare_ppi(run_a[0], run_b[0], human_path, judge_paths, prediction, folds, mapping_path, forbidden_path, ks,
-                    metrics, rel_threshold, no_answer, alpha, seed, json_out)
+                    metrics, rel_threshold, no_answer, alpha, seed, json_out, audit_path)
         return
     if qrels_path is None:
         raise InputError("give --qrels (labels for both runs), or --human with --judge")

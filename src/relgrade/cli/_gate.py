@@ -21,7 +21,8 @@ from relgrade._intervals import MEAN_CI, PPI
                "different corpus fingerprints too, unless --allow-corpus-change. Reports of repeated runs (evaluate "
                "--run R1 --run R2 ...) widen --max-drop by the repeat noise. --min gates one report on a floor "
                "instead. A report that rests on judge labels prints the judge's calibration verdict (or 'judge not "
-               "calibrated'); a verdict that says not to use them fails the gate unless --accept-judge.")
+               "calibrated'); a verdict that says not to use them fails the gate unless --accept-judge. The judge's audit "
+               "('relgrade audit', recorded with --audit) is printed too: a bias warns and never fails the gate.")
 @click.option("--baseline", help="Report JSON of the baseline (relgrade evaluate --json or estimate --json).")
 @click.option("--current", default=None, help="Report JSON of the change under test.")
 @click.option("--paired", default=None, metavar="AB.json",

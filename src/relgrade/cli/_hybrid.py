@@ -10,8 +10,8 @@ from relgrade._defaults import DEFAULT_PREDICTION, PREDICTIONS
 from relgrade._errors import InputError
 from relgrade._intervals import MEAN_CI, PERCENTILE, PPI
 from relgrade.io._outputs import check_outputs, with_sides
-from relgrade.cli._options import (FOLDS_HELP, HUMAN_HELP, JUDGE_HELP, JUDGES_HELP, K_HELP, MAPPING_HELP, METRIC_HELP,
-                                   PREDICTION_HELP)
+from relgrade.cli._options import (AUDIT_HELP, FOLDS_HELP, HUMAN_HELP, JUDGE_HELP, JUDGES_HELP, K_HELP, MAPPING_HELP,
+                                   METRIC_HELP, PREDICTION_HELP)
 from relgrade.cli._output import write_report
 from relgrade.metrics._measures import DEFAULT_RANK_METRIC
 from relgrade.metrics._settings import DEFAULT_N_BOOT, DEFAULT_NO_ANSWER, NO_ANSWER_HELP, NO_ANSWER_MODES
@@ -97,6 +97,28 @@ def ppi_verdicts(jins, mapping, prediction: str):
     return next((v for v in verdicts if v is not None), None)
 
 
+def ppi_audit(jins, mapping, audit_path: str | None):
+    """The judge's audit (``--audit``, else the one ``--mapping`` carries): checked against the judge it was made of
+    (among several judges, the one of its model), printed, and returned for the report (None: not audited)."""
+    from relgrade.hybrid._inputs import read_audit
+
+    if audit_path is None and mapping is None:
+        return None
+    errors = []
+    for jin in jins:
+        prompt_hash = next((lab.prompt_hash for lab in jin.labels if lab.prompt_hash), None)
+        try:
+            verdict = (read_audit(audit_path, model=jin.model, prompt_hash=prompt_hash)[0] if audit_path
+                       else mapping.audit(jin.model, prompt_hash))
+        except InputError as exc:
+            errors.append(exc)
+            continue
+        if verdict is not None:
+            click.echo(verdict.line())
+        return verdict
+    raise errors[0]
+
+
 def ppi_notes(reuse: str | None, report) -> None:
     """The lines before estimate's and compare --human's tables: cross-fit and prediction."""
     if reuse:
@@ -136,6 +158,7 @@ def prediction_line(desc) -> str:
 @click.option("--no-answer", type=click.Choice(NO_ANSWER_MODES), default=DEFAULT_NO_ANSWER, show_default=True,
               help=NO_ANSWER_HELP)
 @click.option("--mapping", "mapping_path", default=None, help=MAPPING_HELP)
+@click.option("--audit", "audit_path", default=None, metavar="AUDIT.json", help=AUDIT_HELP)
 @click.option("--forbidden", "forbidden_path", default=None, metavar="GOLDEN",
               help="Golden set (or labels file) listing forbidden documents: the run's leaks go into the report, "
                    "which 'relgrade gate' needs.")
@@ -145,7 +168,7 @@ def prediction_line(desc) -> str:
                    "needs without and with the judge, from this pilot's variances.")
 @click.option("--json", "json_out", metavar="OUT", help="Write the estimates as JSON here.")
 def estimate(run_path, human_path, judge_paths, prediction, folds, ks, metrics, rel_threshold, no_answer, mapping_path,
-             forbidden_path, alpha, target_width, json_out):
+             audit_path, forbidden_path, alpha, target_width, json_out):
     """Prediction-powered (PPI++) metric estimates: humans labeled some queries, the judge labeled all.
 
     The means follow --no-answer like every command. The intervals are valid only if the
@@ -155,14 +178,15 @@ def estimate(run_path, human_path, judge_paths, prediction, folds, ks, metrics, 
     from relgrade.io import read_run
 
     check_outputs({"--json": json_out}, {"--run": run_path, "--human": human_path, "--judge": judge_paths,
-                                         "--mapping": mapping_path, "--forbidden": forbidden_path})
+                                         "--mapping": mapping_path, "--audit": audit_path, "--forbidden": forbidden_path})
     chosen, forbidden, human, jins, mapping, crossfit, reuse = ppi_inputs(
         metrics, ks, forbidden_path, human_path, judge_paths, mapping_path, rel_threshold, prediction)
     run = read_run(run_path)
     calibration = ppi_verdicts(jins, mapping, prediction)
+    audit = ppi_audit(jins, mapping, audit_path)
     report = run_estimate(run, human, jins, chosen, rel_threshold=rel_threshold, no_answer=no_answer, alpha=alpha,
                           forbidden=forbidden, crossfit=crossfit, prediction=prediction, folds=folds,
-                          target_width=target_width, calibration=calibration)
+                          target_width=target_width, calibration=calibration, audit=audit)
     ppi_notes(reuse, report)
     click.echo(f"run {run_path}")
     click.echo(report.table())
@@ -275,12 +299,13 @@ def hybrid(human_path, judge_path, corpus_path, run_paths, mapping_path, out, sh
 @click.option("--no-answer", type=click.Choice(NO_ANSWER_MODES), default=DEFAULT_NO_ANSWER, show_default=True,
               help=NO_ANSWER_HELP)
 @click.option("--mapping", "mapping_path", default=None, help=MAPPING_HELP)
+@click.option("--audit", "audit_path", default=None, metavar="AUDIT.json", help=AUDIT_HELP)
 @click.option("--n-boot", type=int, default=DEFAULT_N_BOOT, show_default=True, help=f"Bootstrap resamples for the Kendall tau CIs ({PERCENTILE.name}, >= 1); the pairwise "
               f"differences use {MEAN_CI} (human, judge) and {PPI.name} intervals.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and the permutations.")
 @click.option("--json", "json_out", metavar="OUT", help="Write rankings, taus and pairs as JSON here.")
 def rank_systems(run_paths, human_path, judge_paths, prediction, folds, metrics, rel_threshold, no_answer, mapping_path,
-                 n_boot, seed, json_out):
+                 audit_path, n_boot, seed, json_out):
     """Rank systems under human, judge and PPI++ labels: Kendall tau with CIs, flipped pairs, paired tests."""
     from relgrade.hybrid import rank_systems as run_rank
     from relgrade.io import read_run
@@ -291,7 +316,7 @@ def rank_systems(run_paths, human_path, judge_paths, prediction, folds, metrics,
         raise InputError(f"--run: ranking systems needs at least 2 runs, got {len(run_paths)}")
     check_n_boot(n_boot)
     check_outputs({"--json": json_out}, {"--run": run_paths, "--human": human_path, "--judge": judge_paths,
-                                         "--mapping": mapping_path})
+                                         "--mapping": mapping_path, "--audit": audit_path})
     chosen = parse_metrics(metrics or [DEFAULT_RANK_METRIC])
     human, jins, mapping = _judged(human_path, judge_paths, mapping_path, rel_threshold, ppi=True)
     _crossfit(jins, human, mapping, prediction, allow=False)  # the hard PPI ranking cannot cross-fit a mapping
@@ -303,6 +328,7 @@ def rank_systems(run_paths, human_path, judge_paths, prediction, folds, metrics,
             raise InputError(f"--run {path} is given twice", path=path)
         runs[name] = read_run(path, name=name)
     verdict = ppi_verdicts(jins, mapping, prediction)
+    audit = ppi_audit(jins, mapping, audit_path)
     results = [run_rank(runs, human, jins, m, rel_threshold=rel_threshold, no_answer=no_answer, n_boot=n_boot,
                         seed=seed, prediction=prediction, folds=folds) for m in chosen]
     if results:
@@ -313,5 +339,5 @@ def rank_systems(run_paths, human_path, judge_paths, prediction, folds, metrics,
         from relgrade._verdict import judge_block
 
         write_report(json_out, {"metrics": {r.metric: r.to_dict() for r in results},
-                               "judge": judge_block(sum(len(j.labels) for j in jins), verdict)})
+                                "judge": judge_block(sum(len(j.labels) for j in jins), verdict, audit)})
         click.echo(f"wrote {json_out}")

@@ -10,12 +10,12 @@ answer paid for is already in the store, whatever the exit.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
 from relgrade._words import plural
+from relgrade.cli._judge_options import check_judge_call, judge_call_options, wall_time_line
 from relgrade.cli._options import CHUNKS_HELP, QUERIES_HELP
 
 _LOCAL_NOTE = ("note: {model} is the embedded plumbing default, with near-zero agreement with human labels; "
@@ -33,44 +33,15 @@ def _is_file(path: str) -> bool:
 @click.option("--run", "runs", multiple=True, help="Run file (TREC or RAG JSONL); repeat to pool several. Required.")
 @click.option("--corpus", help=CHUNKS_HELP)
 @click.option("--queries", help=QUERIES_HELP)
-@click.option("--model", default=None, help="litellm model, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
-              "ollama/llama3. Default: local/gemma3-270m (offline plumbing default, near-zero agreement).")
-@click.option("--api-base", "api_base", multiple=True, help="Base URL of an OpenAI-compatible server (use with an "
-              "openai/<name> model). Repeat for a fleet: calls are spread over the servers, --concurrency per server, "
-              "and a failing one is taken out of rotation until it recovers.")
-@click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key "
-              "(default: the provider's, e.g. OPENAI_API_KEY). Keys are never accepted on the command line.")
-@click.option("--prompt", default=None, help="graded (0-3), binary (0-1), local, or a prompt file PATH. "
-              "Default: graded (local for local/ models).")
+@judge_call_options
 @click.option("--judge", "judge_name", default=None, metavar="NAME",
               help="relgrade (default: the --prompt), or a ragas prompt judging one chunk: ragas:context_precision "
               "(verdict 0-1), ragas:context_relevance (rating 0-2). Needs the 'ragas' extra.")
-@click.option("--transport", type=click.Choice(["auto", "litellm", "http"]), default="auto", show_default=True,
-              help="How calls reach the model: litellm (every provider), http (relgrade's lean OpenAI-compatible client, "
-              "openai/ models only), auto (http for an openai/ model with --api-base, else litellm).")
-@click.option("--max-grade", type=int, default=None, help="Top of the scale of a custom prompt (default 3; 1 for binary).")
 @click.option("--depth", type=int, default=10, show_default=True, help="Pool the top K of every run.")
-@click.option("--concurrency", type=int, default=16, show_default=True, help="Requests in flight, per --api-base server (a request waiting out a Retry-After or backoff frees its slot).")
-@click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request before a retry.")
-@click.option("--max-attempts", type=int, default=6, show_default=True, help="Attempts per call on 429/5xx/timeouts.")
-@click.option("--rpm", type=float, default=None, help="Requests per minute limit.")
-@click.option("--tpm", type=float, default=None, help="Tokens per minute limit.")
 @click.option("--samples", type=int, default=1, show_default=True, help="Answers per pair (majority, mean and spread recorded).")
-@click.option("--temperature", type=float, default=0.0, show_default=True, help="Sampling temperature.")
-@click.option("--no-logprobs", is_flag=True, help="Do not ask for token logprobs (no grade distribution).")
 @click.option("--retry-unjudged", is_flag=True, help="Ask again for pairs stored as unjudged.")
-@click.option("--store", default=None, help="Judgment store: a SQLite file, or postgresql://USER@HOST/DB for a store "
-              "shared by a team (password from PGPASSWORD or ~/.pgpass). Default: $RELGRADE_STORE, else "
-              ".relgrade/judgments.sqlite")
-@click.option("--lease", type=float, default=None, metavar="SECONDS",
-              help="Claim lease: another process takes over the pairs of a judge that stopped renewing (killed) "
-                   "after this long. Default: 60.")
-@click.option("--max-cost", type=float, default=None, help="Stop cleanly before spending more than this many USD.")
 @click.option("--dry-run", is_flag=True, help="Print pairs, cached pairs, estimated tokens, dollars and wall time; call "
               "nothing.")
-@click.option("--latency", type=float, default=None, metavar="SECONDS",
-              help="Seconds per call for the dry run's wall time. Default: the median latency of this model's "
-                   "judgments in the store for these pairs, else assumed (0.8 s; 0.4 s for the local judge).")
 @click.option("--out", default=None, help="Judged qrels to write; details go to OUT.details.jsonl.")
 @click.option("--show-unjudged", type=int, default=10, show_default=True, help="How many unjudged pairs to list.")
 @click.option("--batch", "use_batch", is_flag=True, help="Submit the pairs not in the store as provider batches (openai/, "
@@ -86,7 +57,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     """Grade the pooled top-K chunks of one or more runs 0-3 with an LLM judge."""
     from relgrade._errors import InputError
     from relgrade.io import read_corpus, read_queries, read_run
-    from relgrade.judge import DEFAULT_MODEL, JudgeConfig, estimate, judge_pairs, pool
+    from relgrade.judge import JudgeConfig, estimate, judge_pairs, pool
     from relgrade.judge._outputs import check_writable, details_path, judged_line, write_outputs
     from relgrade.judge.store._open import open_store
     from relgrade.judge.transport._call import choose_transport
@@ -103,28 +74,18 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
         from relgrade.ragas._judges import judge_prompt
 
         prompt = judge_prompt(judge_name, prompt, max_grade)
-    if api_key_env is not None and not os.environ.get(api_key_env):
-        raise InputError(f"--api-key-env {api_key_env}: that environment variable is not set")
     config = JudgeConfig(concurrency=concurrency, timeout=timeout, max_attempts=max_attempts, rpm=rpm, tpm=tpm,
                          samples=samples, temperature=temperature, logprobs=not no_logprobs,
                          retry_unjudged=retry_unjudged, max_cost=max_cost, transport=transport)
-    if model is not None and (not model.strip() or model != model.strip()):
-        raise InputError(f"--model {model!r}: give a litellm model name such as openai/gpt-4o-mini, "
-                         f"or leave --model out for the local default {DEFAULT_MODEL}")
-    model = DEFAULT_MODEL if model is None else model
-    for base in api_base:
-        if not base.strip() or not base.strip().lower().startswith(("http://", "https://")):
-            raise InputError(f"--api-base must be a URL such as http://127.0.0.1:8000/v1, got {base!r}")
-    if use_batch and len(api_base) > 1:
+    n_bases = len(api_base)
+    model, api_base = check_judge_call(model, api_base, api_key_env, lease)
+    if use_batch and n_bases > 1:
         raise InputError("--batch takes one --api-base (a provider batch goes to one server); drop the others")
     if use_batch:
         from relgrade.judge.batch._options import check_batch_options
 
         check_batch_options(poll_interval=poll_interval, batch_size=batch_size, fallback=batch_fallback)
-    api_base = list(api_base) if len(api_base) > 1 else (api_base[0] if api_base else None)
     choose_transport(model, transport, api_base[0] if isinstance(api_base, list) else api_base)  # --transport http with a non-openai/ model: exit 2 before reading runs
-    if lease is not None and not (lease > 0 and lease < float("inf")):
-        raise InputError(f"--lease {lease}: give a number of seconds above 0")
     if out:
         from relgrade.io._outputs import check_outputs, with_sides
         from relgrade.judge.store._open import store_spec
@@ -155,13 +116,9 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
                    f"{plan.to_judge} to judge ({plural(plan.calls, 'call')})")
         click.echo(f"estimated tokens: {plan.prompt_tokens} prompt + {plan.completion_tokens} completion; "
                    f"estimated cost {dollars}")
-        from relgrade.judge.engine._walltime import wall_time
-
-        bases = api_base if isinstance(api_base, list) else [api_base]
-        click.echo(wall_time(plan.calls, local=local, transport=choose_transport(model, transport, bases[0]),
-                             concurrency=concurrency, servers=len(bases), latency=latency,
-                             measured=(plan.latency_s, plan.latency_n), rpm=rpm, tpm=tpm,
-                             tokens=plan.prompt_tokens + plan.completion_tokens).text(plan.calls))
+        click.echo(wall_time_line(plan.calls, plan.prompt_tokens + plan.completion_tokens, model=model,
+                                  transport=transport, api_base=api_base, concurrency=concurrency, latency=latency,
+                                  measured=(plan.latency_s, plan.latency_n), rpm=rpm, tpm=tpm))
         from relgrade.cli._judge_batch import print_batch_price
 
         print_batch_price(plan, model)

@@ -27,6 +27,9 @@ MAPPING_HELP = ("The judge's calibration: the JSON of 'relgrade calibrate --json
                 "labels and reports; with --prediction hard its grade mapping is applied when calibration adopted it), "
                 "or a bare mapping {\"adopted\": true, \"table\": {\"0\": 0, ...}} (the judge then counts as not "
                 "calibrated).")
+AUDIT_HELP = ("The judge's audit: the JSON of 'relgrade audit --json' (what it found travels with the report; a bias is "
+              "printed, and so by 'relgrade gate', which warns on it and does not fail). Default: the audit a --mapping "
+              "made by 'calibrate --audit' carries, if any.")
 
 
 def metric_options(f):

@@ -124,11 +124,13 @@ def compare_runs(
     folds: int | None = None,
     seed: int = 0,
     calibration: Any = None,
+    audit: Any = None,
 ) -> PairedReport:
     """PPI++ difference ``B - A`` of each metric with its interval, beside the human-only and judge-only ones;
     ``judge``, ``prediction``, ``folds``, ``seed`` and ``crossfit`` as for :func:`relgrade.hybrid.estimate` (one
     prediction model for both runs); ``calibration`` (the judge's :class:`relgrade._verdict.JudgeVerdict`, or None)
-    is recorded in the report's ``judge`` block, which ``relgrade gate --paired`` reads."""
+    is recorded in the report's ``judge`` block, which ``relgrade gate --paired`` reads, with ``audit`` (the judge's
+    :class:`relgrade._verdict.AuditVerdict`, or None)."""
     runs = [r if isinstance(r, Run) else Run.from_dict(r, name=name) for r, name in ((run_a, "A"), (run_b, "B"))]
     human_q, sets, judge_q, chosen, labeled, unlabeled, rel_threshold = prepare(human, judge, metrics, k, no_answer,
                                                                                 rel_threshold, runs)
@@ -177,7 +179,7 @@ def compare_runs(
                                  leak_k=cut, forbidden=fq, sets=sets),
                 "runs": [runs[0].name, runs[1].name]}
     return PairedReport(runs[0].name, runs[1].name, out, labeled, unlabeled, tuple(notes), settings, leaks,
-                        judge_block(sum(map(len, judge_q.labels.values())), calibration))
+                        judge_block(sum(map(len, judge_q.labels.values())), calibration, audit))
 
 
 def _run_value(y, yhat, A, Ahat, n: int, lam: float, no_answer: str) -> float:

@@ -104,6 +104,7 @@ def estimate(
     seed: int = 0,
     target_width: float | None = None,
     calibration: Any = None,
+    audit: Any = None,
 ) -> EstimateReport:
     """PPI++ estimate, human-only and judge-only values of each metric (default: as ``evaluate``).
 
@@ -125,7 +126,8 @@ def estimate(
     queries an interval of that width (before clipping) needs without and with the judge.
 
     ``calibration`` (a :class:`relgrade._verdict.JudgeVerdict`, from ``relgrade calibrate``): recorded in the
-    report's ``judge`` block, so that ``relgrade gate`` knows what the judge is worth (None: not calibrated).
+    report's ``judge`` block, so that ``relgrade gate`` knows what the judge is worth (None: not calibrated); so is
+    ``audit`` (a :class:`relgrade._verdict.AuditVerdict`, from ``relgrade audit``; None: not audited).
     """
     if target_width is not None and not (isinstance(target_width, (int, float)) and 0 < target_width <= 1):
         raise InputError(f"--target-width must be a width in (0, 1] (e.g. 0.1), got {target_width!r}")
@@ -178,7 +180,7 @@ def estimate(
                 "run": run.name, "human": human_q.source, "judge": judge_q.source}
     return EstimateReport(out, labeled, unlabeled, {k_: c.human for k_, c in hum_cov.items()},
                           {k_: c.judge for k_, c in jud_cov.items()}, tuple(notes), per_query, settings, leaks,
-                          judge_block(sum(map(len, judge_q.labels.values())), calibration))
+                          judge_block(sum(map(len, judge_q.labels.values())), calibration, audit))
 
 
 def interval_names(no_answer: str, Y: np.ndarray, bounds=(0.0, 1.0)) -> tuple[tuple[str, str], list[str]]:

@@ -71,6 +71,16 @@ class JudgeMapping:
 
         return JudgeVerdict.from_calibration(self.calibration, source=self.source, model=model)
 
+    def audit(self, model: str | None = None, prompt_hash: str | None = None):
+        """The judge's :class:`relgrade._verdict.AuditVerdict` that ``calibrate --audit`` recorded in the calibration
+        file (None when it has none); an audit of another judge is refused."""
+        block = (self.calibration or {}).get("audit")
+        if not isinstance(block, Mapping):
+            return None
+        from relgrade._verdict import AuditVerdict
+
+        return AuditVerdict.from_audit(block, source=self.source, model=model, prompt_hash=prompt_hash)
+
     def apply(self, grade: int, expected: float | None = None) -> int:
         if not self.adopted:
             return grade
@@ -81,6 +91,15 @@ class JudgeMapping:
             raise InputError(f"the mapping's table has no entry for judge grade {grade}; "
                              f"it maps {sorted(self.table)}")
         return int(self.table[grade])
+
+
+def read_audit(path: str | Path, *, model: str | None = None, prompt_hash: str | None = None):
+    """``--audit AUDIT.json`` (``relgrade audit --json``): ``(its relgrade._verdict.AuditVerdict, the whole audit)``;
+    an audit of another judge (``model``, ``prompt_hash``) than the labels' is refused."""
+    from relgrade._verdict import AuditVerdict
+
+    data = loads_json(read_text(path, what="audit file"), path=path)
+    return AuditVerdict.from_audit(data, source=str(path), model=model, prompt_hash=prompt_hash), data
 
 
 def read_mapping(path: str | Path, *, scale: Sequence[int] = DEFAULT_SCALE) -> JudgeMapping:
