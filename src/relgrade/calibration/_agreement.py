@@ -104,6 +104,8 @@ def agreement(
             "match (same id scheme in both files)"
         )
     pw = pair_weights(pairs, weights)
+    if pw is not None and bool((pw == pw[0]).all()):  # one weight for every pair (a queries sample): every statistic
+        pw = None  # is the unweighted one, and a note on weighting would say nothing
     k = len(scale)
     scale_arr = np.asarray(scale)
     nq = len(pairs.queries)

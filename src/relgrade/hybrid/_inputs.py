@@ -71,6 +71,17 @@ class JudgeMapping:
 
         return JudgeVerdict.from_calibration(self.calibration, source=self.source, model=model)
 
+    @property
+    def changes_grades(self) -> bool:
+        """Whether applying it changes any judge grade: adopted, and not the identity (a fitted map of expected
+        grades, ``input: expected_grade``, always may)."""
+        if not self.adopted:
+            return False
+        if self.grade_mapping is not None:
+            gm = self.grade_mapping
+            return gm.input != "grade" or any(int(gm.apply(g)) != g for g in gm.scale)
+        return any(k != v for k, v in (self.table or {}).items())
+
     def apply(self, grade: int, expected: float | None = None) -> int:
         if not self.adopted:
             return grade
