@@ -199,6 +199,7 @@ def agreement(
         notes.append(LOCAL_NOTE.format(model=model))
 
     judge_pairs = sum(len(d) for d in judge.values())
+    unlabeled = [q for q in judge if q not in human and judge[q]]  # queries the judge graded and humans did not
     human_pairs = sum(len(d) for d in human.values())
     return CalibrationReport(
         judge=name,
@@ -219,7 +220,8 @@ def agreement(
         judge_distribution=tuple(int(c) for c in counts.sum(axis=0)),
         human_distribution=tuple(int(c) for c in counts.sum(axis=1)),
         continuous=continuous,
-        verdict=verdict(stats["kappa"], n_pairs=n, n_queries=nq, model=model, method=method),
+        verdict=verdict(stats["kappa"], n_pairs=n, n_queries=nq, model=model, method=method,
+                        unlabeled_queries=len(unlabeled), unlabeled_pairs=sum(len(judge[q]) for q in unlabeled)),
         human_agreement=human_ceiling,
         n_unjudged=n_unjudged,
         n_judge_only=judge_pairs - n,
