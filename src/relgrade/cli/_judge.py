@@ -165,6 +165,9 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
         from relgrade.cli._judge_batch import print_batch_price
 
         print_batch_price(plan, model)
+        from relgrade.label._effort import first_sample_line
+
+        click.echo(first_sample_line(pairs))
         if local:
             click.echo(_LOCAL_NOTE.format(model=model))
         return 0
