@@ -37,7 +37,7 @@ from relgrade._intervals import BCA, calibration_ci
 from relgrade.calibration import _stats as S
 from relgrade.calibration._ceiling import human_agreement
 from relgrade.calibration._continuous import continuous as _continuous
-from relgrade.calibration._intervals import bca_agreement, jackknife_weights
+from relgrade.calibration._intervals import bca_agreement, jackknife_weights, with_width
 from relgrade.calibration._pairs import Pairs, align, check_labels_in_scale, check_scale, check_threshold, pair_weights
 from relgrade.calibration._results import (
     APPROX_NOTE, DEFAULT_SCALE, FEW_QUERIES, STUDENTIZED_MAX_QUERIES, Agreement, CalibrationReport,
@@ -146,7 +146,8 @@ def agreement(
             return Agreement(float(value), None, n_)
         if method == BCA.name:  # many queries: BCa is as good there and O(B Q) instead of O(B Q^2)
             return bca_agreement(value, fn(S.resample(per_query, weights_q)), n_, fn(S.resample(per_query, jack_q)))
-        return Agreement(float(value), studentized_ci(fn, per_query, weights_q, bounds=bounds, scale=scale), n_)
+        return Agreement(float(value), with_width(studentized_ci(fn, per_query, weights_q, bounds=bounds, scale=scale)),
+                         n_)
 
     stats: dict[str, Agreement] = {}
     for key, w in (("kappa", "unweighted"), ("kappa_linear", "linear"), ("kappa_quadratic", "quadratic")):
