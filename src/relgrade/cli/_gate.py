@@ -65,7 +65,7 @@ def gate(baseline, current, paired, metrics, max_drop, beyond_ci, minimum, allow
     elif current is None:
         raise InputError("give --current (with --baseline or --min), or --paired AB.json (one paired report)")
     elif minimum is not None or baseline is None:
-        result = _floor(baseline, current, metrics, minimum, beyond_ci)
+        result = _floor(baseline, current, metrics, minimum, beyond_ci, no_tenants, accept_judge)
     else:
         from relgrade.gating._gate import gate as run_gate
 
@@ -80,10 +80,11 @@ def gate(baseline, current, paired, metrics, max_drop, beyond_ci, minimum, allow
     return result.exit_code
 
 
-def _floor(baseline, current, metrics, minimum, beyond_ci):
+def _floor(baseline, current, metrics, minimum, beyond_ci, no_tenants, accept_judge):
     from relgrade._errors import InputError
     from relgrade.gating._min import gate_min
 
     if baseline is not None or minimum is None:
         raise InputError("pass --baseline B.json (fail on a drop) or --min VALUE (fail below a floor), not both or neither")
-    return gate_min(current, minimum=minimum, metrics=list(metrics) or None, beyond_ci=beyond_ci)
+    return gate_min(current, minimum=minimum, metrics=list(metrics) or None, beyond_ci=beyond_ci,
+                    no_tenants=no_tenants, accept_judge=accept_judge)
