@@ -145,3 +145,36 @@ def test_report_renders_in_chromium_with_the_key_numbers(demo, tmp_path):
         driver.save_screenshot(str(ARTIFACTS / "demo_report.png"))
     finally:
         driver.quit()
+
+
+@pytest.mark.skipif(not browser.available(), reason=browser.SKIP_REASON)
+def test_the_demo_pages_name_the_prediction_one_ci_rule_and_verdict_colours(demo, tmp_path):
+    """Issue 36, item 10: the PPI caption names the prediction the estimates used (the default soft one blends two
+    halves); a statistic the same on every resample reads "no CI" on both pages, never "0.00 (0.00–0.00)"; the
+    do-not-use verdict is red, as a failed gate."""
+    pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.common.by import By
+
+    prediction = json.loads((demo["out"] / "estimate_bm25.json").read_text())["settings"]["prediction"]
+    assert prediction["kind"] == "soft" and "blend" in prediction
+    driver = browser.chrome(tmp_path / "chrome", window="1280,2000")
+    try:
+        for page in ("report.html", "calibration.html"):
+            driver.get((demo["out"] / page).as_uri())
+            text = driver.find_element(By.TAG_NAME, "body").text
+            pairs = re.findall(r"(-?\d\.\d+) \((-?\d\.\d+)–(-?\d\.\d+)\)", text)
+            assert pairs and not [x for x in pairs if x[1] == x[2]], pairs
+            assert "judge vs annotators κ 0.00 (no CI)" in " ".join(text.split())
+            box = driver.find_element(By.CSS_SELECTOR, "p.verdict")
+            assert box.text.startswith("Do not use.") and box.value_of_css_property("background-color") == \
+                "rgba(253, 231, 229, 1)"
+            if page == "report.html":
+                caption = " ".join(text.split())
+                assert (f"The prediction (soft, the default) blends two halves: the metric's expectation under the "
+                        f"probability of each human grade given the judge's grade, fitted on the human labels by "
+                        f"cross-fitting ({prediction['folds']} folds") in caption
+                assert "and the metric on the judge's own grades, averaged half and half" in caption
+                card = driver.find_element(By.CSS_SELECTOR, ".hero .card .big")
+                assert card.value_of_css_property("color") == "rgba(179, 38, 30, 1)"  # the kappa card: red
+    finally:
+        driver.quit()
