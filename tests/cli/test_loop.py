@@ -150,8 +150,8 @@ def test_ann_recall_bad_inputs_are_one_line(tmp_path, capsys):
     other = run_file(tmp_path / "other.jsonl", {"z1": ["d1"]})
     one_line_error(capsys, ["ann-recall", "--run", str(other), "--exact", str(exact)], "share no query", "other.jsonl")
     one_line_error(capsys, ["ann-recall", "--run", str(other), "--exact", str(exact), "--k", "0"], "--k must be")
-    one_line_error(capsys, ["ann-recall", "--run", str(other), "--exact", str(exact), "--metric", "mrr"], "--metric needs --qrels")
-    one_line_error(capsys, ["gate", "--current", str(exact)], "--baseline", "--min")
+    one_line_error(capsys, ["ann-recall", "--run", str(other), "--exact", str(exact), "--metric", "mrr"], "--metric needs --labels")
+    one_line_error(capsys, ["gate", "--current", str(exact)], "--baseline", "--min")  # --current: --candidate's old name
 
 
 # ------------------------------------------------------------------------------------------------ repeats

@@ -68,6 +68,7 @@ def test_the_judge_step_prints_progress_lines_without_a_terminal(demo):
     assert lines, demo["stderr"][-1000:]  # the local judge takes minutes: a line every 5 s
     done = [int(re.match(r"judging: (\d+)/329 pairs", x).group(1)) for x in lines]
     assert done == sorted(done) and done[-1] == 329
+    assert ", 0 from the store, 7 duplicates, 0 unjudged" in lines[-1]  # the words of the judge's summary line
     assert "\r" not in demo["stderr"]  # no tqdm bar without a terminal
 
 

@@ -249,7 +249,7 @@ def _summary(drawn, *, judge: str, out: str, seed: int, depth: int | None, exclu
         if drawn.n_pairs < drawn.requested:
             click.echo(f"only {drawn.population_pairs} judged pairs are available, not the {drawn.requested} requested")
         click.echo("analyse these labels with their weights (relgrade calibrate uses the 'weight' column); they cannot "
-                   "feed relgrade estimate (PPI needs whole random queries: use --design queries)")
+                   "feed relgrade estimate (PPI++ needs whole random queries: use --design queries)")
     if no_text:
         click.echo(f"note: {plural(no_text, 'pair has', 'pairs have')} no chunk text; give a JSONL --run with texts or --corpus "
                    "to label them")

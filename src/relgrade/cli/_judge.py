@@ -66,8 +66,8 @@ def _is_file(path: str) -> bool:
               help="Claim lease: another process takes over the pairs of a judge that stopped renewing (killed) "
                    "after this long. Default: 60.")
 @click.option("--max-cost", type=float, default=None, help="Stop cleanly before spending more than this many USD.")
-@click.option("--dry-run", is_flag=True, help="Print pairs, cached pairs, estimated tokens, dollars and wall time; call "
-              "nothing.")
+@click.option("--dry-run", is_flag=True, help="Print the pooled pairs, those whose answer is already in the store, "
+              "estimated tokens, dollars, wall time and the human labeling a first sample asks; call nothing.")
 @click.option("--latency", type=float, default=None, metavar="SECONDS",
               help="Seconds per call for the dry run's wall time. Default: the median latency of this model's "
                    "judgments in the store for these pairs, else assumed (0.8 s; 0.4 s for the local judge).")
@@ -151,8 +151,8 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     if dry_run:
         plan = estimate(pairs, model=model, prompt=prompt, store=store or None, config=config, max_grade=max_grade)
         dollars = "unknown (model not in litellm's price table)" if plan.cost_usd is None else f"${plan.cost_usd:.4f}"
-        click.echo(f"dry run for {model}: {plan.pairs} pooled pairs, {plan.unique} distinct, {plan.cached} cached, "
-                   f"{plan.to_judge} to judge ({plural(plan.calls, 'call')})")
+        click.echo(f"dry run for {model}: {plan.pairs} pooled pairs, {plan.unique} distinct, {plan.cached} from the "
+                   f"store, {plan.to_judge} to judge ({plural(plan.calls, 'call')})")
         click.echo(f"estimated tokens: {plan.prompt_tokens} prompt + {plan.completion_tokens} completion; "
                    f"estimated cost {dollars}")
         from relgrade.judge.engine._walltime import wall_time

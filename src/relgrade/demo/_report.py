@@ -80,7 +80,7 @@ def _metrics_table(evals: dict[str, dict]) -> str:
 def _ppi_table(estimates: dict[str, Any], calibration, golden: dict[str, dict] | None = None) -> str:
     unreliable = judge_unreliable(calibration)
     show_worth = not unreliable
-    head = ["run", "metric", "PPI++ (95% CI)", "human only (95% CI)", "judge only"]
+    head = ["run", "metric", "PPI++ (95% CI)", "human-only (95% CI)", "judge-only"]
     if show_worth:
         head.append("judge worth")
     rows, notes = [], {}  # each note once, with the runs and metrics it concerns
@@ -91,7 +91,7 @@ def _ppi_table(estimates: dict[str, Any], calibration, golden: dict[str, dict] |
                      "n/a" if e.judge_only is None else f"{e.judge_only:.3f}"]
             if show_worth:
                 cells.append(f"{e.effective_n:.0f} queries (of {e.n_labeled} labeled)" if e.effective_n is not None
-                             else "none: the PPI interval is the human-only one (lam = 0)" if e.lam == 0 else "n/a")
+                             else "none: the PPI++ interval is the human-only one (lam = 0)" if e.lam == 0 else "n/a")
             for sentence in dict.fromkeys((e.note or "").split("; ")) if e.note else ():
                 notes.setdefault(sentence, []).append(f"{n} {m}")
             rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
@@ -102,13 +102,13 @@ def _ppi_table(estimates: dict[str, Any], calibration, golden: dict[str, dict] |
                   f"2023, power-tuned). {_prediction_caption(estimates)} "
                   "Valid only if the labeled queries are a random sample; the interval is honest even for a bad "
                   "judge (it then stays as wide as the human-only one)."),
-        ("human only", f"the mean over the human-labeled queries alone, with its 95% interval: {escape(MEAN_CI)}."),
-        ("judge only", "the mean of the judge's prediction over every query: no interval, and biased by whatever "
+        ("human-only", f"the mean over the human-labeled queries alone, with its 95% interval: {escape(MEAN_CI)}."),
+        ("judge-only", "the mean of the judge's prediction over every query: no interval, and biased by whatever "
                        "the prediction gets wrong."),
     ]
     if show_worth:
         cols.append(("judge worth", "how many human-labeled queries the human-only interval would need to be as "
-                                    "narrow as the PPI++ one (n × (human width / PPI width)²); none when the "
+                                    "narrow as the PPI++ one (n × (human-only width / PPI++ width)²); none when the "
                                     "judge adds nothing (lam = 0: the PPI++ interval is the human-only one)."))
     else:
         cols.append(("no “judge worth” column", "the calibration verdict says not to use this judge's labels "
@@ -257,7 +257,7 @@ without it). Judge: <code>{escape(model)}</code>.</p>
 {local_note}
 <div class="hero">{hero}</div>
 {verdict}
-<nav><a href="#gate">Gate</a><a href="#metrics">Metrics</a><a href="#failures">Failures</a><a href="#ppi">PPI</a>
+<nav><a href="#gate">Gate</a><a href="#metrics">Metrics</a><a href="#failures">Failures</a><a href="#ppi">PPI++</a>
 <a href="#calibration">Calibration</a><a href="#audit">Disagreements</a></nav>
 <h2 id="gate">CI gate</h2>{_gate(gate, evals)}
 <h2 id="metrics">Retrieval metrics (golden set)</h2>{_metrics_table(evals)}

@@ -38,7 +38,7 @@ class FloorResult(GateResult):
         return {**super().to_dict(), "minimum": self.minimum, "baseline": None}
 
     def table(self, max_leaks: int = 10) -> str:
-        lines = [f"{'metric':<22}{'minimum':>10}{'current':>10}   verdict ({self.rule})"]
+        lines = [f"{'metric':<22}{'minimum':>10}{'candidate':>10}   verdict ({self.rule})"]
         for r in self.rows:
             lines.append(f"{r.metric:<22}{r.baseline:>10.4f}{r.current:>10.4f}   {'ok' if r.passed else 'FAIL: below the minimum'}")
         body = GateResult.table(self, max_leaks).splitlines()[1 + len(self.rows):]

@@ -49,7 +49,7 @@ def read_human_labels(path: str | Path, *, scale: Sequence[int] = DEFAULT_SCALE)
 def require_random_sample(human: Sequence[Label], path: str | Path | None = None) -> None:
     """Refuse human labels from a stratified sample: PPI needs whole random queries (``--design queries``)."""
     if any(lab.design == "strata" for lab in human):
-        raise InputError("these human labels come from a stratified sample (design 'strata'), which PPI cannot use: "
+        raise InputError("these human labels come from a stratified sample (design 'strata'), which PPI++ cannot use: "
                          "label a 'relgrade sample --design queries' file for estimate", path=path)
 
 
@@ -191,7 +191,7 @@ def crossfit_for_ppi(judge: JudgeInput, human: Mapping[str, Mapping[str, int]], 
         return None, None
     if not allow:
         raise InputError(f"the mapping was fitted on {len(shared)} of these human-labeled queries (e.g. {shared[0]}); "
-                         "PPI cannot reuse them here: pass a mapping fitted on other labels, or none")
+                         "PPI++ cannot reuse them here: pass a mapping fitted on other labels, or none")
     from relgrade.calibration import crossfit_mapping
 
     raw: dict[str, dict[str, int]] = {}
@@ -202,7 +202,7 @@ def crossfit_for_ppi(judge: JudgeInput, human: Mapping[str, Mapping[str, int]], 
             expected.setdefault(lab.query_id, {})[lab.doc_id] = lab.expected_grade
     cf = crossfit_mapping(raw, human, expected=expected if gm.input == "expected_grade" and expected else None,
                           scale=gm.scale, seed=seed)
-    note = (f"the mapping was fitted on {len(shared)} of these human-labeled queries, which PPI also uses: the judge's "
+    note = (f"the mapping was fitted on {len(shared)} of these human-labeled queries, which PPI++ also uses: the judge's "
             f"grades are mapped by cross-fitting instead ({len(cf.folds)} folds, {cf.n_adopted} fold mappings adopted)")
     return cf, note
 
