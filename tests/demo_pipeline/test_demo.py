@@ -1,14 +1,11 @@
-"""``relgrade demo`` end to end with the embedded local judge: one cold run (module-scoped, ~4 minutes on
-2 cores) in a fresh working directory, checked against the README's quoted ending, the library's own gate,
+"""``relgrade demo`` end to end with the embedded local judge: one cold run (the session's, tests/conftest.py's
+``demo_run``: ~4 minutes on 2 cores) in a fresh working directory, checked against the README's quoted ending, the library's own gate,
 a second run into another folder (0 judge calls), and its report in headless Chromium."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-import io
 import json
-import os
 import re
 from pathlib import Path
 
@@ -27,21 +24,9 @@ _spec.loader.exec_module(browser)
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    """``relgrade demo`` with its defaults, run from a fresh directory as the README says (stdout, stderr kept)."""
-    from relgrade.cli import main
-
-    work = tmp_path_factory.mktemp("demo")
-    stdout, stderr = io.StringIO(), io.StringIO()
-    cwd = os.getcwd()
-    os.chdir(work)
-    try:
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            code = main(["demo"])
-    finally:
-        os.chdir(cwd)
-    assert code == 0, stderr.getvalue()[-2000:]
-    return {"work": work, "out": work / "relgrade-demo", "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
+def demo(demo_run):
+    """The session's one cold ``relgrade demo`` (tests/conftest.py: ``demo_run``)."""
+    return demo_run
 
 
 def _readme_ending() -> list[str]:
