@@ -143,4 +143,23 @@ def demo_run(tmp_path_factory):
     finally:
         os.chdir(cwd)
     assert code == 0, stderr.getvalue()[-2000:]
-    return {"work": work, "out": work / "relgrade-demo", "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
+    run = {"work": work, "out": work / "relgrade-demo", "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
+    _DEMO_RUNS.append(run)
+    return run
+
+
+_DEMO_RUNS: list[dict] = []
+
+
+@pytest.fixture
+def demo_store(tmp_path):
+    """A copy of the session's demo judgment store when the demo has already run in this session (the full suite
+    runs tests/demo_pipeline first), else None: a test that judges the demo's pairs with the local model reads its
+    answers there instead of computing them again (the same model and prompt give the same grades)."""
+    if not _DEMO_RUNS:
+        return None
+    import shutil
+
+    copy = tmp_path / "demo-judgments.sqlite"
+    shutil.copyfile(_DEMO_RUNS[0]["work"] / ".relgrade" / "judgments.sqlite", copy)
+    return copy
