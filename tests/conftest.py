@@ -119,3 +119,47 @@ def fuzz_world():
 @pytest.fixture
 def make_run():
     return write_run
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory):
+    """``relgrade demo`` with its defaults, cold, run once per session from a fresh directory as the README says
+    (the local judge grades 329 pairs: the suite's largest cost). Every test that needs the demo's outputs (its
+    report, summary, calibration page, judgment store) reads them here instead of running it again:
+    ``{"work", "out", "stdout", "stderr"}``."""
+    import contextlib
+    import io
+
+    pytest.importorskip("llama_cpp")
+    from relgrade.cli import main
+
+    work = tmp_path_factory.mktemp("demo")
+    stdout, stderr = io.StringIO(), io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(work)
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            code = main(["demo"])
+    finally:
+        os.chdir(cwd)
+    assert code == 0, stderr.getvalue()[-2000:]
+    run = {"work": work, "out": work / "relgrade-demo", "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
+    _DEMO_RUNS.append(run)
+    return run
+
+
+_DEMO_RUNS: list[dict] = []
+
+
+@pytest.fixture
+def demo_store(tmp_path):
+    """A copy of the session's demo judgment store when the demo has already run in this session (the full suite
+    runs tests/demo_pipeline first), else None: a test that judges the demo's pairs with the local model reads its
+    answers there instead of computing them again (the same model and prompt give the same grades)."""
+    if not _DEMO_RUNS:
+        return None
+    import shutil
+
+    copy = tmp_path / "demo-judgments.sqlite"
+    shutil.copyfile(_DEMO_RUNS[0]["work"] / ".relgrade" / "judgments.sqlite", copy)
+    return copy

@@ -5,6 +5,10 @@ generated RAG JSONL runs (50 queries, 10 results each), with ``OPENAI_API_KEY`` 
 the judge at the fake OpenAI-compatible server (tests/fakes/openai_server.py). The one step a person does, filling
 the ``grade`` column of the sample, is done here with the generated truth. Every command must succeed and print
 each ``#   prints "..."`` line the README promises under it.
+
+Issue 36: the pairs to label are counted before paying and after sampling, and timed (item 2); every note the path
+prints applies to its data (item 3); the ``estimate`` step with its stdout closed (``| head``) exits 0 and writes
+its JSON (item 4).
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import json
 import random
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -113,3 +119,56 @@ def test_the_walkthrough_runs_as_written(fakes, tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "items.csv").read_text().splitlines()[0].count("judge")  # the annotators' file was blind
     assert "judge" in (tmp_path / "items.judge.csv").read_text().splitlines()[1]
     assert outputs[-1].rstrip().endswith("gate: pass")
+    _pairs_are_counted_and_timed(outputs, tmp_path)
+    _every_note_applies(outputs, tmp_path)
+    _a_closed_stdout_ends_quietly(tmp_path)
+
+
+def _pairs_are_counted_and_timed(outputs: list[str], folder: Path) -> None:
+    """Item 2: the dry run says how many pairs 15 random queries hold, sample how many it wrote and how long they
+    take; the README quotes the number for these runs."""
+    before = int(re.search(r"human labels: 15 random queries of 50 \(relgrade sample --n 15\) hold about (\d+) pairs "
+                           r"\(([\d.]+) pooled pairs per query\)", outputs[0]).group(1))
+    drawn = len(list(csv.DictReader((folder / "items.csv").open(encoding="utf-8"))))
+    assert f"wrote {drawn} pairs to items.csv" in outputs[2]
+    minutes, seconds = divmod(drawn * 30, 60)
+    assert (f"labeling them takes about {minutes // 60 + (minutes % 60) / 60:.1f} h" if minutes >= 60 else
+            f"labeling them takes about {minutes} min {seconds} s") in outputs[2]
+    assert "at an assumed 30 s per pair" in outputs[0] and "at an assumed 30 s per pair" in outputs[2]
+    assert abs(drawn - before) <= 0.1 * before  # the mean pool of 15 queries, against the 15 drawn
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"(the walkthrough's runs: {drawn} pairs)" in readme
+
+
+def _every_note_applies(outputs: list[str], folder: Path) -> None:
+    """Item 3: a note the README's own path prints must be true of its data; the mapping note (the calibration kept
+    the identity, so the soft prediction's leaving it aside changes nothing) and the weighting note (one weight for
+    every pair: the weighted statistics are the unweighted ones) are not."""
+    calibration = json.loads((folder / "calibration.json").read_text())
+    assert calibration["mapping"]["adopted"] is False and calibration["weighted"] is False
+    notes = [line.strip() for out in outputs for line in out.splitlines() if "note:" in line]
+    for line in notes:
+        if "are approximate below 30 queries" in line:
+            assert calibration["n_queries"] < 30, line
+            continue
+        clipped = re.match(r"(\S+): note: the PPI\+\+ estimate (\S+) lies outside \[0, 1\] and is reported as the "
+                           r"nearest end$", line)
+        assert clipped, f"a note the walkthrough prints that no check here shows to apply: {line}"
+        shown = [json.loads((folder / f"{name}.json").read_text())["aggregate"][clipped.group(1)]["ppi"]["value"]
+                 for name in ("baseline", "candidate")]
+        assert float(clipped.group(2)) > 1 and 1.0 in shown, line  # the number it speaks of was changed
+    assert not any("--mapping" in line or "weighted by" in line for line in notes), notes
+
+
+def _a_closed_stdout_ends_quietly(folder: Path) -> None:
+    """Item 4: the walkthrough's estimate with nobody reading its output (``| head -3`` once head has gone)."""
+    command = next(c for c, _ in walkthrough() if c.startswith("relgrade estimate"))
+    argv = shlex.split(command)
+    out = folder / "closed.json"
+    argv[argv.index("--json") + 1] = str(out)
+    proc = subprocess.Popen([sys.executable, "-m", "relgrade.cli", *argv[1:]], cwd=folder, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 0 and err == "", err
+    assert json.loads(out.read_text())["aggregate"] == json.loads((folder / "baseline.json").read_text())["aggregate"]

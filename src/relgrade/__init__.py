@@ -2,8 +2,12 @@
 
 Public front door::
 
-    from relgrade import read_qrels, read_run, evaluate
+    from relgrade import read_qrels, read_run, evaluate, assert_quality
     report = evaluate(read_qrels("qrels.txt"), read_run("run.txt"), ["recall@5", "ndcg@10"])
+    assert_quality(report, min={"recall@5": 0.75})    # relgrade gate's rule, as an AssertionError
+
+Beside ``evaluate``: ``estimate`` (PPI++ from human labels on some queries and judge labels on all),
+``agreement`` (a judge against human labels, with CIs), ``judge_pairs`` (the LLM judge), ``gate`` and ``gate_min``.
 
 Names are imported lazily (PEP 562) so ``import relgrade`` and ``relgrade --help`` stay instant.
 """
@@ -55,6 +59,12 @@ _LAZY = {
     "read_report": "relgrade.gating._gate",
     "gate_min": "relgrade.gating._min",
     "FloorResult": "relgrade.gating._min",
+    "assert_quality": "relgrade.gating._assert",
+    "estimate": "relgrade.hybrid",
+    "EstimateReport": "relgrade.hybrid",
+    "agreement": "relgrade.calibration",
+    "CalibrationReport": "relgrade.calibration",
+    "judge_pairs": "relgrade.judge",
 }
 
 __all__ = ["InputError", *sorted(_LAZY)]

@@ -45,6 +45,16 @@ DO_NOT_USE = ("undefined", "poor", "slight")
 """Bands whose verdict is "do not use judge labels" (undefined: κ could not be computed)."""
 NOT_ALONE = ("fair",)
 """Bands whose verdict is "do not use judge labels alone": fine beside human labels (PPI), not as the only labels."""
+CAUTION = ("fair", "moderate")
+"""Bands whose judge labels count only beside human labels: a page shows them in the caution colour."""
+
+
+def tone(band: str) -> str:
+    """How a page colours a verdict, in the gate's colours: ``"fail"`` (red) for "do not use" (:data:`DO_NOT_USE`),
+    ``"caution"`` (amber) for "only with human labels" (:data:`CAUTION`), ``"pass"`` (green) above."""
+    return "fail" if band in DO_NOT_USE else "caution" if band in CAUTION else "pass"
+
+
 CALIBRATE_HINT = "run 'relgrade calibrate --judge DETAILS --human LABELS --json CAL.json' and pass --mapping CAL.json"
 
 
@@ -312,5 +322,5 @@ def describe_audit(block: Mapping[str, Any] | None, name: str | None = None) -> 
                          "re-write the report with --audit AUDIT.json", path=name) from None
 
 
-__all__ = ["ACTIONS", "AuditVerdict", "CALIBRATE_HINT", "DO_NOT_USE", "JudgeVerdict", "NOT_ALONE", "check_block", "describe",
-           "describe_audit", "gate_judge", "judge_block", "report_judge"]
+__all__ = ["ACTIONS", "AuditVerdict", "CALIBRATE_HINT", "CAUTION", "DO_NOT_USE", "JudgeVerdict", "NOT_ALONE",
+           "check_block", "describe", "describe_audit", "gate_judge", "judge_block", "report_judge", "tone"]

@@ -1,4 +1,5 @@
-"""Counted nouns for every message, table and report: ``1 query``, ``2 queries`` (never ``1 queries``)."""
+"""Counted nouns and durations for every message, table and report: ``1 query``, ``2 queries`` (never ``1 queries``),
+``4 min 10 s``."""
 
 from __future__ import annotations
 
@@ -9,4 +10,13 @@ def plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {word}"
 
 
-__all__ = ["plural"]
+def duration(seconds: float) -> str:
+    """``42 s``, ``4 min 10 s``, ``3.7 h``."""
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min {int(seconds % 60)} s"
+    return f"{seconds / 3600:.1f} h"
+
+
+__all__ = ["duration", "plural"]

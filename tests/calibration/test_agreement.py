@@ -179,6 +179,37 @@ def test_verdict_text_and_labels_needed_scale_as_inverse_square_root():
     assert "plumbing default" in v.text
 
 
+def test_no_number_of_labels_rescues_a_judge_whose_whole_ci_says_do_not_use():
+    """Issue 36, item 7: a κ 0.03 judge was advised more labels; its CI lies below 0.20 wherever it ends."""
+    v = verdict(Agreement(0.03, (-0.05, 0.11), 300), n_pairs=300, n_queries=30, unlabeled_queries=100)
+    assert "no number of labels rescues this judge: its whole CI is at or below 0.20 (slight)" in v.text
+    assert "more labeled pairs" not in v.text and v.labels_needed is None and v.more_labels is None
+    v = verdict(Agreement(0.12, (0.01, 0.29), 300), n_pairs=300, n_queries=30)  # may be fair: labels can tell
+    assert "rescues" not in v.text and v.labels_needed == 2352 and v.more_labels == 2052
+
+
+def test_advice_is_capped_at_the_queries_left_unlabeled():
+    """Issue 36, item 7: 499 more pairs (≈ 37 queries) were advised where 28 unlabeled queries existed."""
+    kappa = Agreement(0.5, (0.3, 0.7), 140)
+    v = verdict(kappa, n_pairs=140, n_queries=10, unlabeled_queries=28, unlabeled_pairs=392)
+    assert ("±0.05 would need about 150 more queries, but only 28 the judge graded are unlabeled: labeling all of "
+            "them (392 pairs) would shrink the CI to about ±0.10") in v.text
+    assert v.more_labels == 392 and v.labels_needed == 532
+    v = verdict(kappa, n_pairs=140, n_queries=10, unlabeled_queries=0, unlabeled_pairs=0)
+    assert "every query the judge graded is labeled already" in v.text and v.more_labels == 0
+    v = verdict(kappa, n_pairs=140, n_queries=10, unlabeled_queries=200, unlabeled_pairs=2800)
+    assert "about 2100 more labeled pairs (≈ 150 more queries" in v.text  # enough queries: the plain advice
+
+
+def test_agreement_counts_the_queries_the_judge_graded_and_humans_did_not():
+    rng = np.random.default_rng(3)
+    judge, human, _ = _make(rng, n_queries=40, per_query=6, p_correct=0.5)
+    labeled = {q: human[q] for q in list(human)[:8]}
+    r = agreement(judge, labeled, n_boot=200, seed=0)
+    assert r.verdict.more_labels <= 32 * 6
+    assert "only 32 the judge graded are unlabeled: labeling all of them (192 pairs)" in r.verdict.text, r.verdict.text
+
+
 def test_human_agreement_matches_sklearn_and_krippendorff():
     rng = np.random.default_rng(8)
     annotations, judge = {}, {}

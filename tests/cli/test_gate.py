@@ -176,7 +176,7 @@ def test_leak_count_is_singular_or_plural(reports, capsys):
 def test_gate_text_is_aligned(reports, capsys):
     assert gate("--baseline", reports["base"], "--current", reports["worse"]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split()[:4] == ["metric", "baseline", "current", "change"]
+    assert lines[0].split()[:4] == ["metric", "baseline", "candidate", "change"]
     assert lines[1].split()[:4] == ["recall@5", "0.9000", "0.8500", "-0.0500"]
     assert lines[0].index("change") + len("change") == lines[1].index("-0.0500") + len("-0.0500")
 

@@ -96,6 +96,23 @@ def test_corpus_fingerprint_is_in_reports_and_gate_refuses_a_corpus_change(tmp_p
     assert record["changed"] is True and record["allowed"] is True
 
 
+def test_evaluate_with_a_corpus_reads_trec_and_csv_qrels_too(tmp_path):
+    """--corpus checks the labels against the corpus whatever their format (issue 36: TREC qrels were read as JSON
+    after the table was printed, exit 2)."""
+    corpus = corpus_file(tmp_path)
+    run = run_file(tmp_path / "run.jsonl", {f"q{i}": [f"d{i}", "d19"] for i in range(3)})
+    trec = tmp_path / "qrels.txt"
+    trec.write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(3)) + "q0 0 gone 1\n")
+    csv = tmp_path / "qrels.csv"
+    csv.write_text("query_id,doc_id,grade\n" + "".join(f"q{i},d{i},1\n" for i in range(3)))
+    for labels, missing in ((trec, 1), (csv, 0)):
+        out = tmp_path / f"{labels.suffix[1:]}.json"
+        assert main(["evaluate", "--run", str(run), "--qrels", str(labels), "--corpus", str(corpus),
+                     "--json", str(out)]) == 0
+        check = json.loads(out.read_text())["corpus_check"]
+        assert check["ok"] is (missing == 0) and json.dumps(check).count("gone") == missing
+
+
 # ------------------------------------------------------------------------------------------------ ANN
 def test_ann_recall_cli_matches_the_library_and_gates_on_a_floor(tmp_path, capsys):
     rng = np.random.default_rng(3)
@@ -133,8 +150,8 @@ def test_ann_recall_bad_inputs_are_one_line(tmp_path, capsys):
     other = run_file(tmp_path / "other.jsonl", {"z1": ["d1"]})
     one_line_error(capsys, ["ann-recall", "--run", str(other), "--exact", str(exact)], "share no query", "other.jsonl")
     one_line_error(capsys, ["ann-recall", "--run", str(other), "--exact", str(exact), "--k", "0"], "--k must be")
-    one_line_error(capsys, ["ann-recall", "--run", str(other), "--exact", str(exact), "--metric", "mrr"], "--metric needs --qrels")
-    one_line_error(capsys, ["gate", "--current", str(exact)], "--baseline", "--min")
+    one_line_error(capsys, ["ann-recall", "--run", str(other), "--exact", str(exact), "--metric", "mrr"], "--metric needs --labels")
+    one_line_error(capsys, ["gate", "--current", str(exact)], "--baseline", "--min")  # --current: --candidate's old name
 
 
 # ------------------------------------------------------------------------------------------------ repeats

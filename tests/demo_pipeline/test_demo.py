@@ -1,14 +1,11 @@
-"""``relgrade demo`` end to end with the embedded local judge: one cold run (module-scoped, ~4 minutes on
-2 cores) in a fresh working directory, checked against the README's quoted ending, the library's own gate,
+"""``relgrade demo`` end to end with the embedded local judge: one cold run (the session's, tests/conftest.py's
+``demo_run``: ~4 minutes on 2 cores) in a fresh working directory, checked against the README's quoted ending, the library's own gate,
 a second run into another folder (0 judge calls), and its report in headless Chromium."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-import io
 import json
-import os
 import re
 from pathlib import Path
 
@@ -27,21 +24,9 @@ _spec.loader.exec_module(browser)
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    """``relgrade demo`` with its defaults, run from a fresh directory as the README says (stdout, stderr kept)."""
-    from relgrade.cli import main
-
-    work = tmp_path_factory.mktemp("demo")
-    stdout, stderr = io.StringIO(), io.StringIO()
-    cwd = os.getcwd()
-    os.chdir(work)
-    try:
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            code = main(["demo"])
-    finally:
-        os.chdir(cwd)
-    assert code == 0, stderr.getvalue()[-2000:]
-    return {"work": work, "out": work / "relgrade-demo", "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
+def demo(demo_run):
+    """The session's one cold ``relgrade demo`` (tests/conftest.py: ``demo_run``)."""
+    return demo_run
 
 
 def _readme_ending() -> list[str]:
@@ -68,6 +53,7 @@ def test_the_judge_step_prints_progress_lines_without_a_terminal(demo):
     assert lines, demo["stderr"][-1000:]  # the local judge takes minutes: a line every 5 s
     done = [int(re.match(r"judging: (\d+)/329 pairs", x).group(1)) for x in lines]
     assert done == sorted(done) and done[-1] == 329
+    assert ", 0 from the store, 7 duplicates, 0 unjudged" in lines[-1]  # the words of the judge's summary line
     assert "\r" not in demo["stderr"]  # no tqdm bar without a terminal
 
 
@@ -143,5 +129,38 @@ def test_report_renders_in_chromium_with_the_key_numbers(demo, tmp_path):
         assert not severe, severe
         ARTIFACTS.mkdir(exist_ok=True)
         driver.save_screenshot(str(ARTIFACTS / "demo_report.png"))
+    finally:
+        driver.quit()
+
+
+@pytest.mark.skipif(not browser.available(), reason=browser.SKIP_REASON)
+def test_the_demo_pages_name_the_prediction_one_ci_rule_and_verdict_colours(demo, tmp_path):
+    """Issue 36, item 10: the PPI caption names the prediction the estimates used (the default soft one blends two
+    halves); a statistic the same on every resample reads "no CI" on both pages, never "0.00 (0.00–0.00)"; the
+    do-not-use verdict is red, as a failed gate."""
+    pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.common.by import By
+
+    prediction = json.loads((demo["out"] / "estimate_bm25.json").read_text())["settings"]["prediction"]
+    assert prediction["kind"] == "soft" and "blend" in prediction
+    driver = browser.chrome(tmp_path / "chrome", window="1280,2000")
+    try:
+        for page in ("report.html", "calibration.html"):
+            driver.get((demo["out"] / page).as_uri())
+            text = driver.find_element(By.TAG_NAME, "body").text
+            pairs = re.findall(r"(-?\d\.\d+) \((-?\d\.\d+)–(-?\d\.\d+)\)", text)
+            assert pairs and not [x for x in pairs if x[1] == x[2]], pairs
+            assert "judge vs annotators κ 0.00 (no CI)" in " ".join(text.split())
+            box = driver.find_element(By.CSS_SELECTOR, "p.verdict")
+            assert box.text.startswith("Do not use.") and box.value_of_css_property("background-color") == \
+                "rgba(253, 231, 229, 1)"
+            if page == "report.html":
+                caption = " ".join(text.split())
+                assert (f"The prediction (soft, the default) blends two halves: the metric's expectation under the "
+                        f"probability of each human grade given the judge's grade, fitted on the human labels by "
+                        f"cross-fitting ({prediction['folds']} folds") in caption
+                assert "and the metric on the judge's own grades, averaged half and half" in caption
+                card = driver.find_element(By.CSS_SELECTOR, ".hero .card .big")
+                assert card.value_of_css_property("color") == "rgba(179, 38, 30, 1)"  # the kappa card: red
     finally:
         driver.quit()

@@ -76,7 +76,7 @@ def test_compare_cli_and_gate_paired(files, tmp_path, capsys):
                      "--judge", str(files["judge"]), "--metric", "ndcg@10", "--forbidden", str(golden), "--json",
                      str(out[name])]) == 0
     text = capsys.readouterr().out
-    assert "B-A PPI++" in text and "B-A human" in text
+    assert "B-A PPI++" in text and "B-A human-only" in text and "judge-only" in text
     data = json.loads(out["better"].read_text())
     ppi = data["aggregate"]["ndcg@10"]["ppi"]
     assert data["leaks"] == [] and ppi["value"] > 0 and ppi["ci95"][0] > 0
@@ -95,7 +95,7 @@ def test_compare_cli_and_gate_paired(files, tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--qrels", "QRELS", "--human", "H", "--judge", "J"], "not both"),
     (["--human", "H"], "--human needs --judge"),
-    ([], "give --qrels"),
+    ([], "give --labels"),
 ])
 def test_compare_option_errors_exit_2_with_one_line(files, capsys, argv, message):
     argv = [str(files["human"]) if x in ("H", "QRELS") else str(files["judge"]) if x == "J" else x for x in argv]

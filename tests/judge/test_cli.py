@@ -64,7 +64,7 @@ def test_cli_writes_qrels_and_details(server, tmp_path, make_run, fake_key, monk
                  "--store", str(tmp_path / "s.sqlite")])
     printed = capsys.readouterr().out
     assert code == 0 and server.stats()["requests"] == 0
-    assert "12 pooled pairs, 12 distinct, 9 cached, 3 to judge (3 calls)" in printed
+    assert "12 pooled pairs, 12 distinct, 9 from the store, 3 to judge (3 calls)" in printed
     assert "$" in printed
 
 
@@ -172,7 +172,7 @@ def test_progress_bar_on_a_terminal(server, tmp_path, make_run, fake_key):
     os.waitpid(pid, 0)
     text = out.decode()
     assert "judging: 100%" in text and "3/3" in text
-    assert "cached=0" in text and "unjudged=0" in text and "cost=$" in text
+    assert "from_store=0" in text and "duplicates=0" in text and "unjudged=0" in text and "cost=$" in text
 
 
 def _rows(store: Path) -> int:

@@ -37,7 +37,7 @@ from relgrade._intervals import BCA, calibration_ci
 from relgrade.calibration import _stats as S
 from relgrade.calibration._ceiling import human_agreement
 from relgrade.calibration._continuous import continuous as _continuous
-from relgrade.calibration._intervals import bca_agreement, jackknife_weights
+from relgrade.calibration._intervals import bca_agreement, jackknife_weights, with_width
 from relgrade.calibration._pairs import Pairs, align, check_labels_in_scale, check_scale, check_threshold, pair_weights
 from relgrade.calibration._results import (
     APPROX_NOTE, DEFAULT_SCALE, FEW_QUERIES, STUDENTIZED_MAX_QUERIES, Agreement, CalibrationReport,
@@ -104,6 +104,8 @@ def agreement(
             "match (same id scheme in both files)"
         )
     pw = pair_weights(pairs, weights)
+    if pw is not None and bool((pw == pw[0]).all()):  # one weight for every pair (a queries sample): every statistic
+        pw = None  # is the unweighted one, and a note on weighting would say nothing
     k = len(scale)
     scale_arr = np.asarray(scale)
     nq = len(pairs.queries)
@@ -144,7 +146,8 @@ def agreement(
             return Agreement(float(value), None, n_)
         if method == BCA.name:  # many queries: BCa is as good there and O(B Q) instead of O(B Q^2)
             return bca_agreement(value, fn(S.resample(per_query, weights_q)), n_, fn(S.resample(per_query, jack_q)))
-        return Agreement(float(value), studentized_ci(fn, per_query, weights_q, bounds=bounds, scale=scale), n_)
+        return Agreement(float(value), with_width(studentized_ci(fn, per_query, weights_q, bounds=bounds, scale=scale)),
+                         n_)
 
     stats: dict[str, Agreement] = {}
     for key, w in (("kappa", "unweighted"), ("kappa_linear", "linear"), ("kappa_quadratic", "quadratic")):
@@ -197,6 +200,7 @@ def agreement(
         notes.append(LOCAL_NOTE.format(model=model))
 
     judge_pairs = sum(len(d) for d in judge.values())
+    unlabeled = [q for q in judge if q not in human and judge[q]]  # queries the judge graded and humans did not
     human_pairs = sum(len(d) for d in human.values())
     return CalibrationReport(
         judge=name,
@@ -217,7 +221,8 @@ def agreement(
         judge_distribution=tuple(int(c) for c in counts.sum(axis=0)),
         human_distribution=tuple(int(c) for c in counts.sum(axis=1)),
         continuous=continuous,
-        verdict=verdict(stats["kappa"], n_pairs=n, n_queries=nq, model=model, method=method),
+        verdict=verdict(stats["kappa"], n_pairs=n, n_queries=nq, model=model, method=method,
+                        unlabeled_queries=len(unlabeled), unlabeled_pairs=sum(len(judge[q]) for q in unlabeled)),
         human_agreement=human_ceiling,
         n_unjudged=n_unjudged,
         n_judge_only=judge_pairs - n,

@@ -17,7 +17,13 @@ def bca_agreement(value: float, reps: np.ndarray | None, n: int, jack: np.ndarra
         ci = percentile_ci(reps)
     else:
         ci = bca_ci(float(value), reps, jack)
-    return Agreement(float(value), ci, n)
+    return Agreement(float(value), with_width(ci), n)
+
+
+def with_width(ci: tuple[float, float] | None) -> tuple[float, float] | None:
+    """The one rule for a statistic that is the same on every resample of queries: no CI (None), never a zero-width
+    "0.00 (0.00–0.00)" beside another statistic's "no CI" (issue 36)."""
+    return None if ci is None or not ci[1] > ci[0] else ci
 
 
 def jackknife_weights(n_queries: int) -> np.ndarray:

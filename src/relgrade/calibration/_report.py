@@ -14,6 +14,7 @@ from html import escape
 from typing import Any
 
 from relgrade._intervals import BCA
+from relgrade._verdict import tone as verdict_tone
 from relgrade._words import plural
 from relgrade.calibration._disagreements import Disagreement
 from relgrade.calibration._results import Agreement, CalibrationReport
@@ -22,12 +23,19 @@ CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;color:#1d2230;padding:0 1rem}
 h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #dde}h3{font-size:1rem}
 .verdict{padding:.8rem 1rem;border-radius:6px;background:#f3f5fb;border-left:5px solid #4a63c8;font-size:1.05rem}
+.verdict.fail{background:#fde7e5;border-left-color:#b3261e}.verdict.caution{background:#fff4e5;border-left-color:#e08a00}
+.verdict.pass{background:#e3f4e8;border-left-color:#19733a}
+.verdict .tone{font-weight:600;margin-right:.4rem}.verdict.fail .tone{color:#b3261e}.verdict.pass .tone{color:#19733a}
+.verdict.caution .tone{color:#9a5b00}
 .warn{padding:.6rem 1rem;border-radius:6px;background:#fff4e5;border-left:5px solid #e08a00}
 table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #dde;padding:.25rem .5rem;vertical-align:top;text-align:left}
 th{background:#f5f6fa}.num{text-align:right;font-variant-numeric:tabular-nums}
 .chunk{max-width:480px;white-space:pre-wrap;word-break:break-word}.small{color:#556;font-size:.9em}
 .grid{display:flex;flex-wrap:wrap;gap:2rem;align-items:flex-start}
 """
+
+TONE_WORDS = {"fail": "Do not use.", "caution": "With human labels only.", "pass": "Usable."}
+"""The verdict's colour said in words too (colour alone is not read by everyone)."""
 
 FOREST_ROWS = (
     ("kappa", "Cohen's κ"),
@@ -158,7 +166,9 @@ def render_sections(
     name = escape(report.judge)
     out = [f'<section class="calibration"><h2>Judge {name}'
            + (f' <span class="small">({escape(report.model)})</span>' if report.model else "") + "</h2>"]
-    out.append(f'<p class="verdict">{escape(report.verdict.text)}</p>')
+    tone = verdict_tone(report.verdict.band)
+    out.append(f'<p class="verdict {tone}"><span class="tone">{TONE_WORDS[tone]}</span>'
+               f'{escape(report.verdict.text)}</p>')
     if report.model and report.model.startswith("local/"):
         out.append('<p class="warn">This is the embedded local judge: a plumbing default with near-zero agreement '
                    "with humans. Do not base decisions on its labels.</p>")

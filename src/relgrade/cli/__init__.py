@@ -74,7 +74,15 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point. User errors print one line to stderr and exit 2; no traceback."""
+    """Entry point. User errors print one line to stderr and exit 2; no traceback. A closed stdout (``| head``) drops
+    the rest of the output and the command still ends, files written (:func:`relgrade.cli._output.closed_stdout_ends_quietly`)."""
+    from relgrade.cli._output import closed_stdout_ends_quietly
+
+    with closed_stdout_ends_quietly():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         rv = cli.main(args=argv, prog_name="relgrade", standalone_mode=False)
     except InputError as exc:

@@ -258,11 +258,11 @@ def sample(judge, design, n, target_halfwidth, assumed_kappa, run_paths, depth, 
                          distribution=jl.distribution if design == "strata" else None, exclude=done, seed=seed)
     drawn = with_texts(drawn, queries=queries, texts=texts, info=jl.info)
     write_sample(drawn, out, model=jl.model)
-    _summary(drawn, judge=judge, out=out, seed=seed, depth=depth)
+    _summary(drawn, judge=judge, out=out, seed=seed, depth=depth, exclude=exclude)
     return 0
 
 
-def _summary(drawn, *, judge: str, out: str, seed: int, depth: int | None) -> None:
+def _summary(drawn, *, judge: str, out: str, seed: int, depth: int | None, exclude: str | None) -> None:
     no_text = sum(1 for it in drawn.items if not it.text)
     if drawn.design == "queries":
         pooled = "the judge's pairs" + (f" and each run's top {depth}" if depth else "")
@@ -280,7 +280,7 @@ def _summary(drawn, *, judge: str, out: str, seed: int, depth: int | None) -> No
         if drawn.n_pairs < drawn.requested:
             click.echo(f"only {drawn.population_pairs} judged pairs are available, not the {drawn.requested} requested")
         click.echo("analyse these labels with their weights (relgrade calibrate uses the 'weight' column); they cannot "
-                   "feed relgrade estimate (PPI needs whole random queries: use --design queries)")
+                   "feed relgrade estimate (PPI++ needs whole random queries: use --design queries)")
     if no_text:
         click.echo(f"note: {plural(no_text, 'pair has', 'pairs have')} no chunk text; give a JSONL --run with texts or --corpus "
                    "to label them")
@@ -288,4 +288,9 @@ def _summary(drawn, *, judge: str, out: str, seed: int, depth: int | None) -> No
 
     click.echo(f"wrote {plural(drawn.n_pairs, 'pair')} to {out}, blind to the judge; the judge's grades to "
                f"{judge_file_for(out)} (keep it from the annotators)")
+    from relgrade.io import read_labels
+    from relgrade.label._effort import effort
+
+    recorded = read_labels(exclude, scale=None).labels if exclude else ()  # the times of the labels given so far
+    click.echo(effort(drawn.n_pairs, recorded).text())
     click.echo(f"fill the 'grade' column, then: relgrade calibrate --judge {judge} --human {out}")

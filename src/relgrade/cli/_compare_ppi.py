@@ -24,7 +24,7 @@ def compare_ppi(run_a, run_b, human_path, judge_paths, prediction, folds, mappin
                           crossfit=crossfit, forbidden=forbidden, prediction=prediction, folds=folds, seed=seed,
                           calibration=calibration, audit=audit)
     ppi_notes(reuse, report)
-    click.echo(f"A = {run_a}\nB = {run_b}")
+    click.echo(f"A (baseline) = {run_a}\nB (candidate) = {run_b}")
     click.echo(report.table())
     for name, d in report.differences.items():
         if d.note:

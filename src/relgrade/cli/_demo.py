@@ -14,7 +14,7 @@ import click
 @click.option("--api-base", default=None, help="Base URL of an OpenAI-compatible server for an openai/<name> --model "
               "(vLLM, llama.cpp server, Ollama).")
 def demo(out, model, depth, concurrency, store, api_base):
-    """Retrieve, judge, calibrate, build hybrid labels with PPI intervals, evaluate, gate, and write a report.
+    """Retrieve, judge, calibrate, build hybrid labels with PPI++ intervals, evaluate, gate, and write a report.
 
     A step that fails (no API key, a server that does not answer, an unknown model) stops the demo with one line
     naming the step; every judgment already paid for stays in the store.

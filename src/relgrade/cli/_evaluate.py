@@ -23,8 +23,9 @@ def _load(run_path: str, qrels_path: str):
 @click.option("--run", "run_paths", required=True, multiple=True,
               help="Run file: TREC run or RAG JSONL. Give it several times for repeats of one configuration (an ANN "
                    "index rebuilt, another seed): mean, between-repeat spread, top-k stability.")
-@click.option("--qrels", "qrels_path", required=True,
-              help="Labels: TREC qrels, CSV/JSONL qrels, a golden set JSONL, or a hybrid label set (relgrade hybrid).")
+@click.option("--labels", "--qrels", "qrels_path", required=True, metavar="LABELS",
+              help="Labels: TREC qrels, CSV/JSONL qrels, a golden set JSONL, or a hybrid label set (relgrade hybrid). "
+                   "--qrels is the same option.")
 @metric_options
 @click.option("--json", "json_out", help="Write the full report (aggregate, per_query, failures, leaks) as JSON here.")
 @click.option("--show-failures", type=int, default=5, show_default=True, help="How many failed queries to print.")
@@ -33,7 +34,7 @@ def evaluate(run_paths, qrels_path, ks, metrics, rel_threshold, no_answer, n_boo
              corpus_path):
     from relgrade.io._outputs import check_outputs, with_sides
 
-    check_outputs({"--json": json_out}, {"--run": run_paths, **with_sides("--qrels", qrels_path, "hybrid"),
+    check_outputs({"--json": json_out}, {"--run": run_paths, **with_sides("--labels", qrels_path, "hybrid"),
                                          "--corpus": corpus_path})
     from relgrade.metrics._settings import check_n_boot
 
@@ -102,14 +103,15 @@ def _provenance(hybrid, qrels, run, report) -> dict:
     }
 
 
-@click.command(help="Compare two runs per metric: difference, 95% CI and paired randomisation p-value (--qrels), or "
+@click.command(help="Compare two runs per metric: difference, 95% CI and paired randomisation p-value (--labels), or "
                "the PPI++ difference from human labels on some queries and judge labels on all (--human and --judge)."
                f"\n\n{MEAN_CI_HELP}; here of the per-query differences, on [-1, 1].")
-@click.option("--run-a", "run_a", required=True, multiple=True, help="Baseline run (several: repeats of the baseline).")
-@click.option("--run-b", "run_b", required=True, multiple=True, help="Candidate run (several: repeats of the candidate).")
-@click.option("--qrels", "qrels_path", default=None, help="Labels both runs are scored against.")
+@click.option("--run-a", "run_a", required=True, multiple=True, help="A: the baseline run (several: repeats of the baseline).")
+@click.option("--run-b", "run_b", required=True, multiple=True, help="B: the candidate run (several: repeats of the candidate).")
+@click.option("--labels", "--qrels", "qrels_path", default=None, metavar="LABELS",
+              help="Labels both runs are scored against (--qrels is the same option).")
 @click.option("--human", "human_path", default=None,
-              help="Instead of --qrels: human labels on a random sample of queries, with --judge on all of them: "
+              help="Instead of --labels: human labels on a random sample of queries, with --judge on all of them: "
                    "the PPI++ difference B - A beside the human-only one ('relgrade gate --paired' reads its JSON).")
 @click.option("--judge", "judge_paths", multiple=True, help="Judge labels (with --human): the details JSONL of "
               "'relgrade judge', or plain qrels; repeat for several judges.")
@@ -130,7 +132,7 @@ def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds
     from relgrade._errors import InputError
     from relgrade.io._outputs import check_outputs, with_sides
 
-    check_outputs({"--json": json_out}, {"--run-a": run_a, "--run-b": run_b, **with_sides("--qrels", qrels_path, "hybrid"),
+    check_outputs({"--json": json_out}, {"--run-a": run_a, "--run-b": run_b, **with_sides("--labels", qrels_path, "hybrid"),
                                          "--human": human_path,
                                          "--judge": judge_paths, "--mapping": mapping_path,
                                          "--audit": audit_path, "--forbidden": forbidden_path, "--corpus": corpus_path})
@@ -139,7 +141,7 @@ def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds
     check_n_boot(n_boot)  # on every path: a limit is never accepted and ignored
     if human_path or judge_paths:
         if qrels_path:
-            raise InputError("give --qrels, or --human with --judge (the PPI++ comparison), not both")
+            raise InputError("give --labels, or --human with --judge (the PPI++ comparison), not both")
         if not (human_path and judge_paths):
             raise InputError(f"{'--human' if human_path else '--judge'} needs {'--judge' if human_path else '--human'}: "
                              "the PPI++ comparison reads human labels on some queries and judge labels on all")
@@ -154,7 +156,7 @@ def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds
                     metrics, rel_threshold, no_answer, alpha, seed, json_out, audit_path)
         return
     if qrels_path is None:
-        raise InputError("give --qrels (labels for both runs), or --human with --judge")
+        raise InputError("give --labels (labels for both runs), or --human with --judge")
     if len(run_a) > 1 or len(run_b) > 1:
         from relgrade.cli._repeats import compare_repeats_cli
 
@@ -182,7 +184,7 @@ def compare(run_a, run_b, qrels_path, human_path, judge_paths, prediction, folds
     result = run_compare(*reports, n_boot=n_boot, seed=seed)
     if corpus_path:
         result.settings["corpus"] = reports[0].settings["corpus"]
-    click.echo(f"A = {run_a}\nB = {run_b}")
+    click.echo(f"A (baseline) = {run_a}\nB (candidate) = {run_b}")
     say_judge(judge)
     click.echo(result.table())
     if json_out:

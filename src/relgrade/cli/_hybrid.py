@@ -16,9 +16,9 @@ from relgrade.cli._output import write_report
 from relgrade.metrics._measures import DEFAULT_RANK_METRIC
 from relgrade.metrics._settings import DEFAULT_N_BOOT, DEFAULT_NO_ANSWER, NO_ANSWER_HELP, NO_ANSWER_MODES
 
-MAPPING_SOFT = ("--mapping's grade table is used by --prediction hard only: the soft prediction calibrates the "
-                "judges' own grades itself, cross-fitted on the human labels (the calibration's verdict is still "
-                "recorded)")
+MAPPING_SOFT = ("--mapping's adopted grade table is not applied: the soft prediction calibrates the judges' own "
+                "grades itself, cross-fitted on the human labels (--prediction hard applies the table; the "
+                "calibration's verdict is recorded either way)")
 
 
 def _forbidden(path: str | None):
@@ -62,7 +62,8 @@ def _mapping_note(judge, mapping, prediction: str = "hard", *, n_judge: int | No
     if judge.n_unjudged:
         click.echo(f"{plural(judge.n_unjudged, 'judge pair')} without a grade (null) left unlabeled")
     if mapping is not None and prediction != "hard":
-        click.echo(f"note: {MAPPING_SOFT}")
+        if mapping.changes_grades:  # a table the soft prediction leaves aside changes no number: nothing to say
+            click.echo(f"note: {MAPPING_SOFT}")
     elif mapping is not None:
         click.echo("judge grades mapped with the calibrated mapping" if mapping.adopted
                    else "mapping not adopted by calibration: judge grades used as they are")

@@ -40,8 +40,8 @@ def _is_file(path: str) -> bool:
 @click.option("--depth", type=int, default=10, show_default=True, help="Pool the top K of every run.")
 @click.option("--samples", type=int, default=1, show_default=True, help="Answers per pair (majority, mean and spread recorded).")
 @click.option("--retry-unjudged", is_flag=True, help="Ask again for pairs stored as unjudged.")
-@click.option("--dry-run", is_flag=True, help="Print pairs, cached pairs, estimated tokens, dollars and wall time; call "
-              "nothing.")
+@click.option("--dry-run", is_flag=True, help="Print the pooled pairs, those whose answer is already in the store, "
+              "estimated tokens, dollars, wall time and the human labeling a first sample asks; call nothing.")
 @click.option("--out", default=None, help="Judged qrels to write; details go to OUT.details.jsonl.")
 @click.option("--show-unjudged", type=int, default=10, show_default=True, help="How many unjudged pairs to list.")
 @click.option("--batch", "use_batch", is_flag=True, help="Submit the pairs not in the store as provider batches (openai/, "
@@ -112,8 +112,8 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     if dry_run:
         plan = estimate(pairs, model=model, prompt=prompt, store=store or None, config=config, max_grade=max_grade)
         dollars = "unknown (model not in litellm's price table)" if plan.cost_usd is None else f"${plan.cost_usd:.4f}"
-        click.echo(f"dry run for {model}: {plan.pairs} pooled pairs, {plan.unique} distinct, {plan.cached} cached, "
-                   f"{plan.to_judge} to judge ({plural(plan.calls, 'call')})")
+        click.echo(f"dry run for {model}: {plan.pairs} pooled pairs, {plan.unique} distinct, {plan.cached} from the "
+                   f"store, {plan.to_judge} to judge ({plural(plan.calls, 'call')})")
         click.echo(f"estimated tokens: {plan.prompt_tokens} prompt + {plan.completion_tokens} completion; "
                    f"estimated cost {dollars}")
         click.echo(wall_time_line(plan.calls, plan.prompt_tokens + plan.completion_tokens, model=model,
@@ -122,6 +122,9 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
         from relgrade.cli._judge_batch import print_batch_price
 
         print_batch_price(plan, model)
+        from relgrade.label._effort import first_sample_line
+
+        click.echo(first_sample_line(pairs))
         if local:
             click.echo(_LOCAL_NOTE.format(model=model))
         return 0

@@ -1,13 +1,92 @@
-"""What commands print and write: the JSON writer, the evaluation notes, the judge's verdict line."""
+"""What commands print and write: the JSON writer, the evaluation notes, the judge's verdict line, and the stdout every
+command prints to (:func:`closed_stdout_ends_quietly`)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
+import sys
 from pathlib import Path
 
 import click
 
 from relgrade._errors import InputError
 from relgrade._words import plural as _count
+
+
+class QuietStdout(io.TextIOBase):
+    """``sys.stdout`` while a command runs. When the reader goes away (``relgrade estimate ... | head -3``: a closed
+    pipe), the rest of the output is dropped instead of raising ``BrokenPipeError`` in the middle of the command, so
+    the command runs to its end and writes every file it was asked for (``--json``, ``--out``, ``--report``...),
+    whatever the order of its printing and writing."""
+
+    def __init__(self, stream):
+        super().__init__()
+        self.stream = stream
+        self.gone = False  # the reader closed the pipe
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):  # click asks with b"" whether this is a binary stream: it is not
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if not self.gone:
+            try:
+                self.stream.write(text)
+            except BrokenPipeError:
+                self._reader_gone()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                self._reader_gone()
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return not self.gone and self.stream.isatty()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    @property
+    def encoding(self):
+        return getattr(self.stream, "encoding", "utf-8")
+
+    @property
+    def errors(self):
+        return getattr(self.stream, "errors", "strict")
+
+    def _reader_gone(self) -> None:
+        """Drop the rest; point the process's stdout at /dev/null so the interpreter's last flush is silent too."""
+        self.gone = True
+        with contextlib.suppress(OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            fd = self.stream.fileno()
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, fd)
+            finally:
+                os.close(devnull)
+
+
+@contextlib.contextmanager
+def closed_stdout_ends_quietly():
+    """Run a command with :class:`QuietStdout` as ``sys.stdout`` (the one mechanism of every command: ``main`` wraps
+    them all); the command's own exit code stands, no traceback, its files written."""
+    real = sys.stdout
+    if real is None or isinstance(real, QuietStdout):
+        yield real
+        return
+    quiet = QuietStdout(real)
+    sys.stdout = quiet
+    try:
+        yield quiet
+    finally:
+        if sys.stdout is quiet:
+            sys.stdout = real
 
 
 def write_text(path: str, text: str, option: str = "--json") -> None:

@@ -71,7 +71,7 @@ def compare_repeats_cli(run_a, run_b, qrels_path, ks, metrics, rel_threshold, no
     qrels, chosen = _qrels(qrels_path), parse_metrics(metrics, ks)
     a, b = (_reports(p, qrels, chosen, rel_threshold, no_answer, corpus_path) for p in (run_a, run_b))
     result = compare(a, b, n_boot=n_boot, seed=seed)
-    click.echo(f"A = {', '.join(run_a)}\nB = {', '.join(run_b)}")
+    click.echo(f"A (baseline) = {', '.join(run_a)}\nB (candidate) = {', '.join(run_b)}")
     click.echo("per query, the mean over each side's repeats; paired over queries:")
     click.echo(result.table())
     for side, rep in (("A", a), ("B", b)):

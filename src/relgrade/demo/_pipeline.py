@@ -193,7 +193,7 @@ def run_demo(out: str | Path = "relgrade-demo", *, model: str | None = None, dep
     metrics = parse_metrics(None, KS)
     evaluations, estimates = {}, {}
     for name, run in runs.items():
-        with _step(say, f"evaluate {name} against the golden set and with hybrid labels; PPI estimates"):
+        with _step(say, f"evaluate {name} against the golden set and with hybrid labels; PPI++ estimates"):
             evaluations[name] = evaluate(golden, run, metrics)
             _write_json(out / f"eval_{name}.json", evaluations[name].to_dict())
             _write_json(out / f"eval_{name}_hybrid.json", {**evaluate(hybrid.to_qrels(), run, metrics).to_dict(),

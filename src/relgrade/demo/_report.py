@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._intervals import MEAN_CI, PLUS_TWO, STUDENT_T
-from relgrade._verdict import DO_NOT_USE, NOT_ALONE
+from relgrade._verdict import DO_NOT_USE, NOT_ALONE, tone
 from relgrade._words import plural as _plural
 
 METRICS = ("recall@5", "recall@10", "mrr", "ndcg@5", "ndcg@10", "precision@5")
@@ -26,7 +26,7 @@ CSS_EXTRA = """
 .hero{display:flex;gap:1rem;flex-wrap:wrap;margin:1rem 0}
 .card{flex:1 1 200px;border:1px solid #dde;border-radius:8px;padding:.8rem 1rem;background:#fbfcfe}
 .card .big{font-size:1.6rem;font-weight:600;font-variant-numeric:tabular-nums}
-.pass{color:#19733a}.fail{color:#b3261e}
+.pass{color:#19733a}.fail{color:#b3261e}.caution{color:#9a5b00}
 .badge{display:inline-block;padding:.1rem .5rem;border-radius:4px;font-weight:600}
 .badge.pass{background:#e3f4e8}.badge.fail{background:#fde7e5}
 nav a{margin-right:1rem}
@@ -80,7 +80,7 @@ def _metrics_table(evals: dict[str, dict]) -> str:
 def _ppi_table(estimates: dict[str, Any], calibration, golden: dict[str, dict] | None = None) -> str:
     unreliable = judge_unreliable(calibration)
     show_worth = not unreliable
-    head = ["run", "metric", "PPI++ (95% CI)", "human only (95% CI)", "judge only"]
+    head = ["run", "metric", "PPI++ (95% CI)", "human-only (95% CI)", "judge-only"]
     if show_worth:
         head.append("judge worth")
     rows, notes = [], {}  # each note once, with the runs and metrics it concerns
@@ -91,7 +91,7 @@ def _ppi_table(estimates: dict[str, Any], calibration, golden: dict[str, dict] |
                      "n/a" if e.judge_only is None else f"{e.judge_only:.3f}"]
             if show_worth:
                 cells.append(f"{e.effective_n:.0f} queries (of {e.n_labeled} labeled)" if e.effective_n is not None
-                             else "none: the PPI interval is the human-only one (lam = 0)" if e.lam == 0 else "n/a")
+                             else "none: the PPI++ interval is the human-only one (lam = 0)" if e.lam == 0 else "n/a")
             for sentence in dict.fromkeys((e.note or "").split("; ")) if e.note else ():
                 notes.setdefault(sentence, []).append(f"{n} {m}")
             rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
@@ -99,18 +99,16 @@ def _ppi_table(estimates: dict[str, Any], calibration, golden: dict[str, dict] |
     cols = [
         ("PPI++", "prediction-powered estimate: the judge's prediction on every query, corrected by the "
                   f"human–prediction difference on the {len(n_labeled)} human-labeled queries (Angelopoulos et al. "
-                  "2023, power-tuned). The prediction is the metric's expectation under the probability of each "
-                  "human grade given the judge's grade, fitted on the human labels by cross-fitting (a labeled "
-                  "query's own labels never shape its prediction). "
+                  f"2023, power-tuned). {_prediction_caption(estimates)} "
                   "Valid only if the labeled queries are a random sample; the interval is honest even for a bad "
                   "judge (it then stays as wide as the human-only one)."),
-        ("human only", f"the mean over the human-labeled queries alone, with its 95% interval: {escape(MEAN_CI)}."),
-        ("judge only", "the mean of the judge's prediction over every query: no interval, and biased by whatever "
+        ("human-only", f"the mean over the human-labeled queries alone, with its 95% interval: {escape(MEAN_CI)}."),
+        ("judge-only", "the mean of the judge's prediction over every query: no interval, and biased by whatever "
                        "the prediction gets wrong."),
     ]
     if show_worth:
         cols.append(("judge worth", "how many human-labeled queries the human-only interval would need to be as "
-                                    "narrow as the PPI++ one (n × (human width / PPI width)²); none when the "
+                                    "narrow as the PPI++ one (n × (human-only width / PPI++ width)²); none when the "
                                     "judge adds nothing (lam = 0: the PPI++ interval is the human-only one)."))
     else:
         cols.append(("no “judge worth” column", "the calibration verdict says not to use this judge's labels "
@@ -122,6 +120,17 @@ def _ppi_table(estimates: dict[str, Any], calibration, golden: dict[str, dict] |
                  + "</ul></details>") if notes else ""
     return (f"<table><thead><tr>{''.join(f'<th>{escape(h)}</th>' for h in head)}</tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>{_golden_vs_ppi(estimates, golden)}{legend}{note_html}")
+
+
+def _prediction_caption(estimates: dict[str, Any]) -> str:
+    """What the estimates' prediction was (their ``settings.prediction``, as ``estimate`` prints it)."""
+    desc = next(iter(estimates.values())).settings.get("prediction") or {} if estimates else {}
+    if desc.get("kind") == "hard":
+        return f"The prediction (hard) is {escape(str(desc.get('model', 'the metric on the judge grades')))}."
+    return ("The prediction (soft, the default) blends two halves: the metric's expectation under the probability "
+            "of each human grade given the judge's grade, fitted on the human labels by cross-fitting "
+            f"({desc.get('folds', 'k')} folds: a labeled query's own labels never shape its prediction), and the "
+            "metric on the judge's own grades, averaged half and half with weights fixed in advance.")
 
 
 def _golden_vs_ppi(estimates: dict[str, Any], golden: dict[str, dict] | None, metric: str = "recall@5") -> str:
@@ -224,14 +233,13 @@ def build_report(out: Path, *, baseline, candidate, model, calibration, audit, e
     no_ci = calibration.verdict.no_ci
     cards = [("judge κ vs humans (95% CI)", f"{kappa.value:.2f}",
               (_ci(kappa.ci95) if kappa.ci95 else f"no CI: {no_ci}" if no_ci else "no CI")
-              + f" · {calibration.verdict.band}")]
+              + f" · {calibration.verdict.band}", " " + tone(calibration.verdict.band))]  # the verdict's colour
     for n in evals:
         r5 = evals[n]["aggregate"]["recall@5"]
-        cards.append((f"{n} recall@5 (95% CI)", f"{r5['value']:.2f}", _ci(r5.get("ci95"))))
-    cards.append(("gate", result, "; ".join(gate.reasons) or "no regression, no leak"))
-    hero = "".join(f'<div class="card"><div class="small">{escape(t)}</div><div class="big'
-                   + (" fail" if v == "FAIL" else " pass" if v == "pass" else "") + f'">{escape(v)}</div>'
-                   f'<div class="small">{escape(s)}</div></div>' for t, v, s in cards)
+        cards.append((f"{n} recall@5 (95% CI)", f"{r5['value']:.2f}", _ci(r5.get("ci95")), ""))
+    cards.append(("gate", result, "; ".join(gate.reasons) or "no regression, no leak", " pass" if gate.passed else " fail"))
+    hero = "".join(f'<div class="card"><div class="small">{escape(t)}</div><div class="big{c}">{escape(v)}</div>'
+                   f'<div class="small">{escape(s)}</div></div>' for t, v, s, c in cards)
     local_note = ""
     if model.startswith("local/"):
         local_note = ('<p class="warn">The judge is the embedded local model (Gemma 3 270M base): a plumbing default '
@@ -249,7 +257,7 @@ without it). Judge: <code>{escape(model)}</code>.</p>
 {local_note}
 <div class="hero">{hero}</div>
 {verdict}
-<nav><a href="#gate">Gate</a><a href="#metrics">Metrics</a><a href="#failures">Failures</a><a href="#ppi">PPI</a>
+<nav><a href="#gate">Gate</a><a href="#metrics">Metrics</a><a href="#failures">Failures</a><a href="#ppi">PPI++</a>
 <a href="#calibration">Calibration</a><a href="#audit">Disagreements</a></nav>
 <h2 id="gate">CI gate</h2>{_gate(gate, evals)}
 <h2 id="metrics">Retrieval metrics (golden set)</h2>{_metrics_table(evals)}

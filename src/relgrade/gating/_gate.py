@@ -86,7 +86,7 @@ class GateResult:
 
     @property
     def rule(self) -> str:
-        return f"max drop {self.max_drop:g}" + (" beyond the current 95% CI" if self.beyond_ci else "")
+        return f"max drop {self.max_drop:g}" + (" beyond the candidate's 95% CI" if self.beyond_ci else "")
 
     def to_dict(self) -> dict[str, Any]:
         return {"passed": self.passed, "result": "pass" if self.passed else "FAIL", "exit_code": self.exit_code,
@@ -97,7 +97,7 @@ class GateResult:
 
     def table(self, max_leaks: int = 10) -> str:
         """The text the CLI prints: aligned metric rows, the leaks, the reasons and the verdict."""
-        lines = [f"{'metric':<16}{'baseline':>10}{'current':>10}{'change':>10}   verdict ({self.rule})"]
+        lines = [f"{'metric':<16}{'baseline':>10}{'candidate':>10}{'change':>10}   verdict ({self.rule})"]
         for r in self.rows:
             verdict = ("ok" if r.passed else "FAIL: regression") + (f" (repeat noise {r.noise:.4f} allowed)" if r.noise else "")
             lines.append(f"{r.metric:<16}{r.baseline:>10.4f}{r.current:>10.4f}{r.change:>+10.4f}   {verdict}")

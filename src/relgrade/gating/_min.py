@@ -2,10 +2,12 @@
 vs exact baseline", "Gate compression on recall regression").
 
 The current report fails when, for any gated metric, its value (with ``beyond_ci``: the upper end of its 95%
-interval) is below ``minimum``, or when it lists a leak. Gated metrics default to the report's own primary
-metric for an ``ann-recall`` report (``neighbour_recall@k``), else recall@5. An ``ann-recall`` report made
+interval) is below ``minimum``, or when it lists a leak, or when it rests on judge labels whose calibration says
+not to use them (unless ``accept_judge``), as in :func:`relgrade.gate`. Gated metrics default to the report's own
+primary metric for an ``ann-recall`` report (``neighbour_recall@k``), else recall@5. An ``ann-recall`` report made
 without labels carries no leak information and says so; every other report without leak information (an
-``ann-recall`` report made with labels included) fails, as in :func:`relgrade.gate`.
+``ann-recall`` report made with labels included) fails, as in :func:`relgrade.gate`, unless ``no_tenants`` (the
+runs serve no tenants; recorded).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ class FloorResult(GateResult):
         return {**super().to_dict(), "minimum": self.minimum, "baseline": None}
 
     def table(self, max_leaks: int = 10) -> str:
-        lines = [f"{'metric':<22}{'minimum':>10}{'current':>10}   verdict ({self.rule})"]
+        lines = [f"{'metric':<22}{'minimum':>10}{'candidate':>10}   verdict ({self.rule})"]
         for r in self.rows:
             lines.append(f"{r.metric:<22}{r.baseline:>10.4f}{r.current:>10.4f}   {'ok' if r.passed else 'FAIL: below the minimum'}")
         body = GateResult.table(self, max_leaks).splitlines()[1 + len(self.rows):]
@@ -61,7 +63,7 @@ def _keys(data: dict, metrics: Sequence[str] | None) -> list[str]:
 
 
 def gate_min(current: Any, *, minimum: float, metrics: Sequence[str] | None = None, beyond_ci: bool = False,
-             name: str | None = None) -> FloorResult:
+             name: str | None = None, no_tenants: bool = False, accept_judge: bool = False) -> FloorResult:
     """Gate ``current`` (a path, report dict or report object) on an absolute ``minimum`` (module docstring)."""
     if isinstance(minimum, bool) or not isinstance(minimum, (int, float)) or not math.isfinite(minimum) \
             or not 0 <= minimum <= 1:
@@ -82,14 +84,21 @@ def gate_min(current: Any, *, minimum: float, metrics: Sequence[str] | None = No
             reasons.append(f"below the minimum: {key} {value:.4f}; {what} is {minimum - bound:.4f} below {minimum:g}")
     leaks = report_leaks(cur, cur_name)
     settings = {"kind": (cur.get("settings") or {}).get("kind"), "leak_check": leaks is not None}
+    from relgrade._verdict import gate_judge
+
+    notes, judge_reasons, judge = gate_judge([(cur, cur_name)], accept=accept_judge)
+    reasons += judge_reasons
     # an ann-recall report made without labels has no leak information; one made with labels has, and fails the
     # guard when it dropped it, as every other report does
     labeled = (cur.get("settings") or {}).get("labels") is not None
     if leaks is not None or settings["kind"] != "ann-recall" or labeled:
-        reasons += leak_check(leaks, cur_name, "'relgrade evaluate --json', or 'relgrade estimate --json --forbidden "
-                              "GOLDEN'")[1]
+        leak_notes, leak_reasons = leak_check(leaks, cur_name, "'relgrade evaluate --json', or 'relgrade estimate "
+                                              "--json --forbidden GOLDEN', or pass --no-tenants when the runs serve "
+                                              "no tenants", no_tenants=no_tenants)
+        notes += leak_notes
+        reasons += leak_reasons
     return FloorResult(not reasons, tuple(rows), leaks or (), tuple(reasons), 0.0, bool(beyond_ci), "minimum",
-                       cur_name, settings, minimum=float(minimum))
+                       cur_name, settings, tuple(notes), judge, bool(no_tenants), minimum=float(minimum))
 
 
 __all__ = ["FloorResult", "gate_min"]

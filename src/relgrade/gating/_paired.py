@@ -42,7 +42,7 @@ def _row(data: dict, key: str, name: str) -> tuple[float, float, float, float]:
                          "re-run compare with --metric or gate on another --metric", path=name)
     ppi = agg[key].get("ppi") if isinstance(agg[key], dict) else None
     if not isinstance(ppi, dict) or not isinstance(ppi.get("ci95"), (list, tuple)) or len(ppi["ci95"]) != 2:
-        raise InputError(f"metric {key!r} has no PPI difference with a 95% interval; {_FIX}", path=name)
+        raise InputError(f"metric {key!r} has no PPI++ difference with a 95% interval; {_FIX}", path=name)
     a = _number(ppi.get("a"), f"metric {key!r} value of A", name, 0.0, 1.0)
     b = _number(ppi.get("b"), f"metric {key!r} value of B", name, 0.0, 1.0)
     d = _number(ppi.get("value"), f"metric {key!r} difference", name, -1.0, 1.0)

@@ -91,7 +91,7 @@ class PairedReport:
                 "notes": list(self.notes), "settings": self.settings, "judge": self.judge}
 
     def table(self) -> str:
-        head = ("metric", "B-A PPI++", "95% CI", "B-A human", "95% CI", "judge", "width", "judge worth")
+        head = ("metric", "B-A PPI++", "95% CI", "B-A human-only", "95% CI", "judge-only", "width", "judge worth")
         rows = []
         for name, d in self.differences.items():
             worth = (f"{d.effective_n:.0f} queries" if d.effective_n is not None
@@ -102,7 +102,7 @@ class PairedReport:
                          "" if d.width_ratio is None else f"{d.width_ratio:.2f}", worth))
         n, N = len(self.labeled), len(self.labeled) + len(self.unlabeled)
         return "\n".join([f"B - A over {plural(n, 'human-labeled query', 'human-labeled queries')} of {N}; 95% intervals", text_table(head, rows, "<><><>><"),
-                          "width = PPI / human-only interval width before clipping; judge worth = human-labeled "
+                          "width = PPI++ / human-only interval width before clipping; judge worth = human-labeled "
                           "queries the human-only interval would need to be as narrow"])
 
 

@@ -61,7 +61,7 @@ def prepare(human, judge, metrics, k, no_answer: str, rel_threshold: int, runs: 
     labeled, unlabeled = split_queries(human_q, judge_q)
     n = len(labeled)
     if n < 2:
-        raise InputError(f"the human labels cover {n} quer{'y' if n == 1 else 'ies'}; PPI needs at least 2 "
+        raise InputError(f"the human labels cover {n} quer{'y' if n == 1 else 'ies'}; PPI++ needs at least 2 "
                          "human-labeled queries (label a random sample of queries, e.g. with relgrade sample)",
                          path=human_q.source)
     population = labeled + unlabeled
@@ -162,7 +162,7 @@ def estimate(
         notes.append(f"{plural(len(ignored), 'run query has', 'run queries have')} no label from humans or the judge "
                      f"and {'was' if len(ignored) == 1 else 'were'} ignored")
     if not unlabeled:
-        notes.append("every query is human-labeled: the PPI estimate is the human-only one")
+        notes.append("every query is human-labeled: the PPI++ estimate is the human-only one")
 
     names, human_names = interval_names(no_answer, Y)
     out = {m.name: _metric(j, m, ppi, classical, n, len(population), judge_only, len(human_q) / n,

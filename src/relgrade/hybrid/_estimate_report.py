@@ -15,7 +15,7 @@ from relgrade._intervals import described
 from relgrade._words import plural
 from relgrade.hybrid._plan import Plan
 
-WIDTH_HELP = ("width = PPI / human-only interval width, both before clipping to [0, 1]; judge worth = human-labeled "
+WIDTH_HELP = ("width = PPI++ / human-only interval width, both before clipping to [0, 1]; judge worth = human-labeled "
               "queries the human-only interval would need to be as narrow (none when lam = 0: the intervals are "
               "the same)")
 
@@ -105,7 +105,7 @@ class EstimateReport:
         rule = self.settings.get("no_answer")
         scope = ("; means over the queries with a relevant document (--no-answer exclude)" if rule == "exclude"
                  else "; every query counts (--no-answer zero)" if rule == "zero" else "")
-        head = ("metric", "PPI++", "95% CI", "human", "95% CI", "judge", "width", "judge worth")
+        head = ("metric", "PPI++", "95% CI", "human-only", "95% CI", "judge-only", "width", "judge worth")
         rows = []
         for name, e in self.estimates.items():
             ratio = "" if e.width_ratio is None else f"{e.width_ratio:.2f}"

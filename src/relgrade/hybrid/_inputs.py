@@ -49,7 +49,7 @@ def read_human_labels(path: str | Path, *, scale: Sequence[int] = DEFAULT_SCALE)
 def require_random_sample(human: Sequence[Label], path: str | Path | None = None) -> None:
     """Refuse human labels from a stratified sample: PPI needs whole random queries (``--design queries``)."""
     if any(lab.design == "strata" for lab in human):
-        raise InputError("these human labels come from a stratified sample (design 'strata'), which PPI cannot use: "
+        raise InputError("these human labels come from a stratified sample (design 'strata'), which PPI++ cannot use: "
                          "label a 'relgrade sample --design queries' file for estimate", path=path)
 
 
@@ -80,6 +80,17 @@ class JudgeMapping:
         from relgrade._verdict import AuditVerdict
 
         return AuditVerdict.from_audit(block, source=self.source, model=model, prompt_hash=prompt_hash)
+
+    @property
+    def changes_grades(self) -> bool:
+        """Whether applying it changes any judge grade: adopted, and not the identity (a fitted map of expected
+        grades, ``input: expected_grade``, always may)."""
+        if not self.adopted:
+            return False
+        if self.grade_mapping is not None:
+            gm = self.grade_mapping
+            return gm.input != "grade" or any(int(gm.apply(g)) != g for g in gm.scale)
+        return any(k != v for k, v in (self.table or {}).items())
 
     def apply(self, grade: int, expected: float | None = None) -> int:
         if not self.adopted:
@@ -199,7 +210,7 @@ def crossfit_for_ppi(judge: JudgeInput, human: Mapping[str, Mapping[str, int]], 
         return None, None
     if not allow:
         raise InputError(f"the mapping was fitted on {len(shared)} of these human-labeled queries (e.g. {shared[0]}); "
-                         "PPI cannot reuse them here: pass a mapping fitted on other labels, or none")
+                         "PPI++ cannot reuse them here: pass a mapping fitted on other labels, or none")
     from relgrade.calibration import crossfit_mapping
 
     raw: dict[str, dict[str, int]] = {}
@@ -210,7 +221,7 @@ def crossfit_for_ppi(judge: JudgeInput, human: Mapping[str, Mapping[str, int]], 
             expected.setdefault(lab.query_id, {})[lab.doc_id] = lab.expected_grade
     cf = crossfit_mapping(raw, human, expected=expected if gm.input == "expected_grade" and expected else None,
                           scale=gm.scale, seed=seed)
-    note = (f"the mapping was fitted on {len(shared)} of these human-labeled queries, which PPI also uses: the judge's "
+    note = (f"the mapping was fitted on {len(shared)} of these human-labeled queries, which PPI++ also uses: the judge's "
             f"grades are mapped by cross-fitting instead ({len(cf.folds)} folds, {cf.n_adopted} fold mappings adopted)")
     return cf, note
 

@@ -84,13 +84,13 @@ def _check(alpha: float, n: int) -> None:
 
 FLOOR_NOTE_HUMAN = ("the human values are the same on every labeled query (the sample, not necessarily the metric): "
                     "the interval's variance is floored by one pseudo-observation at the far bound")
-NOTE_ALL_LABELED = "every query is human-labeled: the PPI estimate is the human-only one"
+NOTE_ALL_LABELED = "every query is human-labeled: the PPI++ estimate is the human-only one"
 NOTE_CONSTANT_JUDGE = "the judge gives every query the same value: lam = 0, the human-only interval"
 NOTE_CONSTANT_HUMAN = (FLOOR_NOTE_HUMAN + "; constant human values say nothing about the judge's errors: lam = 0, "
                        "the human-only interval")
-NOTE_OUTSIDE = ("lam = 0: the PPI interval lay wholly outside the metric's range (the judge's correction overshoots "
+NOTE_OUTSIDE = ("lam = 0: the PPI++ interval lay wholly outside the metric's range (the judge's correction overshoots "
                 "what the metric can be), so the judge is not used: the human-only interval")
-NOTE_LAM_ZERO = ("lam = 0: on these labeled queries the judge's predictions do not narrow the interval, so the PPI "
+NOTE_LAM_ZERO = ("lam = 0: on these labeled queries the judge's predictions do not narrow the interval, so the PPI++ "
                  "interval is the human-only one")
 
 

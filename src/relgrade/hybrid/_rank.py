@@ -56,6 +56,12 @@ from relgrade.stats._augmented import joint_lambda, prepare
 JOINT_INTERVAL = PPI_JOINT.name  # rank-systems: one lam for every system and pair
 
 SOURCES = ("human", "judge", "ppi")
+SHOWN = {"human": "human-only", "judge": "judge-only", "ppi": "PPI++"}  # the words every table prints for them
+
+
+def _shown(text: str) -> str:
+    """A source key or a ``"human vs judge"`` flip (JSON keys, kept) in the printed words."""
+    return " vs ".join(SHOWN.get(part, part) for part in text.split(" vs "))
 
 
 @dataclass(frozen=True)
@@ -133,14 +139,14 @@ class RankingReport:
     def table(self) -> str:
         lines = [f"== {self.metric}: {plural(len(self.systems), 'system')}, {self.n_labeled} human-labeled of "
                  f"{plural(self.n_queries, 'query', 'queries')}",
-                 f"{'system':<24}" + "".join(f"{s:>10}" for s in SOURCES)]
+                 f"{'system':<24}" + "".join(f"{SHOWN[s]:>11}" for s in SOURCES)]
         for name in self.rankings["ppi"]:
-            lines.append(f"{name:<24}" + "".join(f"{'n/a':>10}" if self.values[s][name] is None
-                                                 else f"{self.values[s][name]:>10.4f}" for s in SOURCES))
+            lines.append(f"{name:<24}" + "".join(f"{'n/a':>11}" if self.values[s][name] is None
+                                                 else f"{self.values[s][name]:>11.4f}" for s in SOURCES))
         for t in self.taus:
             ci = "" if t.ci95 is None else f"  95% CI [{t.ci95[0]:+.2f}, {t.ci95[1]:+.2f}]"
             tau = "undefined" if t.tau is None else f"{t.tau:+.3f}"
-            lines.append(f"Kendall tau {t.x} vs {t.y}: {tau}{ci}")
+            lines.append(f"Kendall tau {_shown(t.x)} vs {_shown(t.y)}: {tau}{ci}")
         if self.taus:
             lines.append("(tau CIs are " + TAU_CI_NOTE + ")")
         if self.flipped:
@@ -148,9 +154,9 @@ class RankingReport:
         else:
             lines.append("no pair of systems is ordered differently by the label sources")
         for p in self.flipped:
-            cells = "  ".join(f"{s} {d.diff:+.4f} (p {d.p_value:.3f})" for s, d in p.by_source.items()
+            cells = "  ".join(f"{_shown(s)} {d.diff:+.4f} (p {d.p_value:.3f})" for s, d in p.by_source.items()
                               if np.isfinite(d.diff))
-            lines.append(f"  {p.b} - {p.a}: {cells}  [{', '.join(p.flips)}]")
+            lines.append(f"  {p.b} - {p.a}: {cells}  [{', '.join(map(_shown, p.flips))}]")
         return "\n".join(lines)
 
 

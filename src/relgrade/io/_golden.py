@@ -96,8 +96,11 @@ class GoldenSet:
 
 
 def is_golden(path: str | Path, text: str, kind: str) -> bool:
+    """Whether a file of this sniffed ``kind`` is a golden set (TREC qrels, CSV and TSV never are)."""
     if kind == "json":
         return True
+    if kind != "jsonl":
+        return False
     for _, obj in iter_jsonl(path, text, what="file"):
         return "relevant_doc_ids" in obj or ("query" in obj and "doc_id" not in obj and "results" not in obj)
     return False

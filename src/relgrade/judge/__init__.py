@@ -28,7 +28,7 @@ Python API::
   resumes polling. :func:`batch_status` lists the pending batches.
 - :class:`JudgeSession` judges in many small batches sharing one store, budget and caller (the ragas
   metric scores sample by sample: ``max_cost``, ``concurrency``, ``rpm``, ``tpm`` hold for the whole metric).
-- :func:`estimate` is the dry run: pairs, cached, prompt tokens and dollars, paying nothing.
+- :func:`estimate` is the dry run: pairs, those already in the store, prompt tokens and dollars, paying nothing.
 - :class:`JudgeConfig` holds retries, timeout, concurrency, temperature, samples, rate and cost
   limits. Only temperature, max_tokens and the sample index enter the store key.
 - :func:`load_prompt` loads ``graded`` (0-3), ``binary`` (0-1), ``local`` or a prompt file; prompts

@@ -15,8 +15,9 @@ class Clock:
         return self.now
 
 
-def _stats(done, cached=0):
-    return {"done": done, "cached": cached, "unjudged": 0, "failed": 1, "cost_usd": 0.0}
+def _stats(done, stored=0, duplicates=0):
+    return {"done": done, "cached": stored + duplicates, "stored": stored, "duplicates": duplicates, "unjudged": 0,
+            "failed": 1, "cost_usd": 0.0}
 
 
 def test_no_terminal_prints_a_line_every_five_seconds_and_a_last_one():
@@ -25,11 +26,11 @@ def test_no_terminal_prints_a_line_every_five_seconds_and_a_last_one():
     assert progress.bar is None  # StringIO is not a terminal: no tqdm
     for done in range(1, 101):  # 100 pairs, one every 0.2 s: 20 s
         clock.now += 0.2
-        progress(_stats(done, cached=3))
+        progress(_stats(done, stored=2, duplicates=1))
     progress.close()
     lines = out.getvalue().splitlines()
     assert len(lines) == 5  # at 5, 10, 15, 20 s, then the last one at close
-    assert lines[0] == "judging: 25/200 pairs (12%), 3 cached, 0 unjudged, 1 failed, $0.0000, 5 s"
+    assert lines[0] == "judging: 25/200 pairs (12%), 2 from the store, 1 duplicate, 0 unjudged, 1 failed, $0.0000, 5 s"
     assert lines[-2].startswith("judging: 100/200 pairs (50%)") and lines[-1].startswith("judging: 100/200 pairs (50%)")
 
 

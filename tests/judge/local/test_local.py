@@ -171,13 +171,16 @@ def test_distribution_matches_llama_cpp_scores(litellm):
 
 @pytest.mark.local_model
 def test_overlong_prompt_is_cut_in_the_middle(litellm):
-    engine = _model._Engine(_model._model_path("gemma3-270m"), n_ctx=512)
+    # the smallest context that keeps the whole 128-token tail (budget // 2 >= _TAIL_TOKENS): half the tokens of a
+    # 512 context to evaluate cold, the same rule (issue 36: the suite's time)
+    n_ctx = 2 * _model._TAIL_TOKENS + 16
+    engine = _model._Engine(_model._model_path("gemma3-270m"), n_ctx=n_ctx)
     try:
         prompt = _prompt("how many legs does a spider have", "Spiders have eight legs. " * 120)
         n = len(engine._tokens(prompt.rstrip(), bos=True))
         assert n > 512
         dist = engine.judge(prompt)
-        assert dist.prompt_tokens == 510 and dist.truncated_tokens == n - 510
+        assert dist.prompt_tokens == n_ctx - 2 and dist.truncated_tokens == n - (n_ctx - 2)
         assert sum(dist.probs) == pytest.approx(1.0, abs=1e-6)
     finally:
         engine.llm.close()

@@ -162,7 +162,7 @@ def test_postgres_dry_run_writes_nothing_and_a_foreign_table_is_refused(fakes, t
         base = ["judge", "--run", str(run), "--model", MODEL, "--api-base", srv.base_url, "--store", pg_url]
         dry = subprocess.run(RELGRADE + [*base, "--dry-run"], env=_env(fake_key), capture_output=True, text=True,
                              timeout=120)
-        assert dry.returncode == 0 and "4 distinct, 0 cached, 4 to judge" in dry.stdout, dry.stderr[-2000:]
+        assert dry.returncode == 0 and "4 distinct, 0 from the store, 4 to judge" in dry.stdout, dry.stderr[-2000:]
         with psycopg.connect(pg_url) as db:
             assert db.execute("SELECT COUNT(*) FROM information_schema.tables "
                               "WHERE table_schema = current_schema()").fetchone()[0] == 0

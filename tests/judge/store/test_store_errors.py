@@ -189,7 +189,7 @@ def test_dry_run_writes_nothing(server, tmp_path, make_run, env, capsys, monkeyp
     work.mkdir()
     monkeypatch.chdir(work)
     assert main(["judge", "--run", str(run), "--model", MODEL, "--dry-run"]) == 0
-    assert "12 pooled pairs, 12 distinct, 0 cached, 12 to judge" in capsys.readouterr().out
+    assert "12 pooled pairs, 12 distinct, 0 from the store, 12 to judge" in capsys.readouterr().out
     assert list(work.iterdir()) == []  # no .relgrade/judgments.sqlite
     # With a store: read, not written (same bytes, no journal files left), cached pairs counted.
     store = tmp_path / "s.sqlite"
@@ -198,7 +198,7 @@ def test_dry_run_writes_nothing(server, tmp_path, make_run, env, capsys, monkeyp
     before = store.read_bytes()
     files = sorted(p.name for p in tmp_path.iterdir())
     assert main(["judge", "--run", str(run), "--model", MODEL, "--store", str(store), "--dry-run"]) == 0
-    assert "12 distinct, 4 cached, 8 to judge" in capsys.readouterr().out
+    assert "12 distinct, 4 from the store, 8 to judge" in capsys.readouterr().out
     assert store.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == files
     assert list(work.iterdir()) == [] and server.stats()["requests"] == 4
 

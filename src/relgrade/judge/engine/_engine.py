@@ -126,8 +126,10 @@ class Engine:
             statuses = [unit.records[i]["status"] for i in sorted(unit.records)]
             if "judged" not in statuses:
                 self.stats["unjudged"] += len(unit.pairs)
-        if unit.failed is None:
+        if unit.failed is None:  # paid nothing this run: from the store, or a duplicate of a pair judged once
             self.stats["cached"] += len(unit.pairs) - (1 if unit.paid_now else 0)
+            self.stats["stored"] += 0 if unit.paid_now else 1
+            self.stats["duplicates"] += len(unit.pairs) - 1
         if self.on_progress is not None:
             self.on_progress({**self.stats, "cost_usd": self.budget.spent})
 

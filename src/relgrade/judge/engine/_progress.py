@@ -2,7 +2,7 @@
 
 A judging run with the local model takes minutes; in a CI log, a notebook or behind ``| tee`` a
 tqdm bar is invisible (it only redraws a sized terminal), so without a terminal the reporter prints
-one line (``judging: 40/150 pairs (27%), 3 cached, 0 unjudged, 0 failed, $0.0000, 21 s``) at most
+one line (``judging: 40/150 pairs (27%), 2 from the store, 1 duplicate, 0 unjudged, 0 failed, $0.0000, 21 s``) at most
 every ``every`` seconds, and a last one when the run ends.
 """
 
@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 import time
 from typing import Any, Callable, TextIO
+
+from relgrade._words import plural
 
 
 class Progress:
@@ -35,7 +37,8 @@ class Progress:
         self.stats = dict(stats)
         if self.bar is not None:
             self.bar.n = stats.get("done", 0)
-            self.bar.set_postfix(cached=stats.get("cached", 0), unjudged=stats.get("unjudged", 0),
+            self.bar.set_postfix(from_store=stats.get("stored", 0), duplicates=stats.get("duplicates", 0),
+                                 unjudged=stats.get("unjudged", 0),
                                  failed=stats.get("failed", 0), cost=f"${stats.get('cost_usd', 0.0):.4f}", refresh=False)
             self.bar.refresh()
             return
@@ -46,8 +49,8 @@ class Progress:
     def line(self) -> str:
         s, done = self.stats, self.stats.get("done", 0)
         share = f" ({100 * done / self.total:.0f}%)" if self.total else ""
-        return (f"{self.desc}: {done}/{self.total} pairs{share}, {s.get('cached', 0)} cached, "
-                f"{s.get('unjudged', 0)} unjudged, {s.get('failed', 0)} failed, ${s.get('cost_usd', 0.0):.4f}, "
+        return (f"{self.desc}: {done}/{self.total} pairs{share}, {s.get('stored', 0)} from the store, "
+                f"{plural(s.get('duplicates', 0), 'duplicate')}, {s.get('unjudged', 0)} unjudged, {s.get('failed', 0)} failed, ${s.get('cost_usd', 0.0):.4f}, "
                 f"{self.clock() - self.start:.0f} s")
 
     def _line(self, now: float) -> None:

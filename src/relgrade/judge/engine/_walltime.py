@@ -22,6 +22,8 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from relgrade._words import duration
+
 ASSUMED_LATENCY = {"local": 0.4, "provider": 0.8}
 EFFICIENCY = {"http": 0.9, "litellm": 0.65, "local": 1.0}
 
@@ -52,15 +54,6 @@ class WallTime:
         if self.bound != "concurrency":
             line += f"; the {self.bound} limit sets the pace"
         return line
-
-
-def duration(seconds: float) -> str:
-    """``42 s``, ``4 min 10 s``, ``3.7 h``."""
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    if seconds < 3600:
-        return f"{int(seconds // 60)} min {int(seconds % 60)} s"
-    return f"{seconds / 3600:.1f} h"
 
 
 def median_latency(records: Iterable[dict]) -> tuple[float | None, int]:
