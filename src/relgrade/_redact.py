@@ -12,6 +12,10 @@ library that may give up on it:
 - :func:`redact_text`: a driver's message about that URL with every piece of the credentials (the whole secret part,
   its pieces split at ``@`` / ``:``, their percent-decoded forms, and query-string passwords) masked, and every other
   URL in it redacted as above.
+
+The same rules cover what a mistyped store value looks like (:mod:`relgrade.judge.store._spec` names it in its error):
+any scheme with one slash or none (``postgresql:/user:pw@host``), ``mysql://``, ``user:pw@host`` without a scheme,
+and a libpq key=value DSN (``host=db password=...``: every ``password=`` value masked, quoted or not).
 """
 
 from __future__ import annotations
@@ -24,20 +28,25 @@ _SECRET_PARAMS = {"password", "sslpassword"}
 _URL = re.compile(r"postgres(?:ql)?://[^\s'\"]*", re.IGNORECASE)
 _KV_PASSWORD = re.compile(r"\b(ssl)?password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
 _MIN_PIECE = 3  # shorter fragments are not masked in free text (they would mask ordinary letters)
+_HEAD = re.compile(r"((?:[A-Za-z][A-Za-z0-9+.\-]+:)?[A-Za-z][A-Za-z0-9+.\-]+):(/*)(.*)\Z", re.S)  # jdbc:postgresql:// too
+_DSN = re.compile(r"[A-Za-z_]+\s*=")  # a libpq key=value DSN starts with a keyword and '='
 
 
 def _split(url: str) -> tuple[str, str, str, str]:
-    """``(scheme://, userinfo or '', host and path, query)``. The userinfo ends at the *last* ``@`` of the URL, even
-    one after a ``/`` or ``?`` (a password may hold both): a URL whose query holds an ``@`` loses its host to the mask,
-    which is safe."""
-    head, sep, tail = url.partition("://")
-    if not sep:
-        return "", "", url, ""
+    """``(scheme:// or '', userinfo or '', host and path, query)``. The scheme is kept with the slashes it has (one, two
+    or more: ``postgresql:/user:pw@host`` is split too); without a slash after it (``postgres:pw@host``) it may be a
+    user name, so the value is all userinfo up to its last ``@``. The userinfo ends at the *last* ``@`` of the URL, even one after a ``/`` or ``?`` (a
+    password may hold both): a URL whose query holds an ``@`` loses its host to the mask, which is safe."""
+    m = _HEAD.match(url)
+    if m and m.group(2):
+        head, tail = m.group(1) + ":" + m.group(2), m.group(3)
+    else:
+        head, tail = "", url
     cred, at, rest = tail.rpartition("@")
     if not at:
         cred, rest = "", tail
     body, _, query = rest.partition("?")
-    return head + sep, cred, body, query
+    return head, cred, body, query
 
 
 def _query_secrets(url: str) -> list[str]:
@@ -54,6 +63,7 @@ def _query_secrets(url: str) -> list[str]:
 def url_secrets(url: str) -> list[str]:
     """The secret strings of ``url`` as they may be quoted back: the password part of the user-info, its pieces
     (split at ``@`` and ``:``), percent-decoded forms, and the values of query-string passwords; longest first."""
+    url = url.strip()
     _, cred, _, _ = _split(url)
     found = []
     if cred:
@@ -62,6 +72,11 @@ def url_secrets(url: str) -> list[str]:
             found.append(secret)
             found += re.split(r"[@:/?&=#\s]", secret)
     found += _query_secrets(url)
+    for m in _KV_PASSWORD.finditer(url):  # a libpq key=value DSN: password=... or password='...'
+        value = m.group(2)
+        found.append(value)
+        if value.startswith("'"):
+            found.append(re.sub(r"\\(.)", r"\1", value[1:-1]))
     forms = set()
     for s in found:
         if s:
@@ -71,11 +86,15 @@ def url_secrets(url: str) -> list[str]:
 
 
 def redact_url(url: str) -> str:
-    """``url`` with its password masked and its query string dropped (see the module doc)."""
+    """``url`` with its password masked and its query string dropped (see the module doc); a libpq key=value DSN
+    with its ``password=`` values masked."""
     if not isinstance(url, str):
         return "postgresql://***"
-    scheme, cred, rest, _ = _split(url.strip())
-    if not scheme:
+    url = url.strip()
+    if _DSN.match(url):
+        return " ".join(_KV_PASSWORD.sub(lambda m: f"{m.group(1) or ''}password={MASK}", url).split())
+    scheme, cred, rest, _ = _split(url)
+    if not scheme and not cred:
         return "postgresql://***"
     if cred:
         user = cred.split(":", 1)[0].split("@", 1)[0]

@@ -59,8 +59,9 @@ def _is_file(path: str) -> bool:
 @click.option("--temperature", type=float, default=0.0, show_default=True, help="Sampling temperature.")
 @click.option("--no-logprobs", is_flag=True, help="Do not ask for token logprobs (no grade distribution).")
 @click.option("--retry-unjudged", is_flag=True, help="Ask again for pairs stored as unjudged.")
-@click.option("--store", default=None, help="Judgment store: a SQLite file, or postgresql://USER@HOST/DB for a store "
-              "shared by a team (password from PGPASSWORD or ~/.pgpass). Default: $RELGRADE_STORE, else "
+@click.option("--store", default=None, help="Judgment store: a SQLite file, or postgresql://USER@HOST/DB (or a libpq "
+              "DSN 'host=HOST dbname=DB') for a store shared by a team (password from PGPASSWORD or ~/.pgpass); a value "
+              "that looks like any other database URL is an error. Default: $RELGRADE_STORE, else "
               ".relgrade/judgments.sqlite")
 @click.option("--lease", type=float, default=None, metavar="SECONDS",
               help="Claim lease: another process takes over the pairs of a judge that stopped renewing (killed) "

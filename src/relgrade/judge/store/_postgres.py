@@ -1,5 +1,5 @@
 """The PostgreSQL judgment store: one store shared by a team, CI jobs and notebooks (``--store
-postgresql://USER@HOST/DB`` or ``$RELGRADE_STORE``). Same tables and semantics as the SQLite store:
+postgresql://USER@HOST/DB``, a libpq DSN ``host=HOST dbname=DB``, or ``$RELGRADE_STORE``). Same tables and semantics as the SQLite store:
 content-addressed keys, every answer committed on arrival, a ``judged`` row never replaced, claims with
 leases so that N processes on M machines split the work. Claims use the standard queue pattern
 ``SELECT ... FOR UPDATE SKIP LOCKED`` inside one transaction: a key another process is claiming right now
@@ -19,6 +19,7 @@ from relgrade._redact import redact_text, redact_url
 from relgrade.judge.store._claims import LEDGER_LOCK, gone, in_open_batches
 from relgrade.judge.store._integrity import seal
 from relgrade.judge.store._ledger import LEDGER_TABLES, BatchLedger
+from relgrade.judge.store._spec import parse_store
 from relgrade.judge.store._store import COLUMNS, DEFAULT_LEASE_S, JudgmentStore, decode, is_url
 
 __all__ = ["PostgresStore"]
@@ -42,6 +43,7 @@ class PostgresStore(JudgmentStore):
         return is_url(path)
 
     def __init__(self, url: str, *, lease_s: float = DEFAULT_LEASE_S, readonly: bool = False):
+        _, url = parse_store(url)  # POSTGRESQL://, postgres+psycopg://, ' postgresql://…': one spelling; else an error
         self.path = redact_url(url)
         self._url = url  # kept only to mask its secrets in the driver's messages
         self.lease_s = float(lease_s)

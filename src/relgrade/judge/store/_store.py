@@ -32,6 +32,7 @@ from typing import Any, Mapping
 
 from relgrade._errors import InputError
 from relgrade.judge.store._integrity import verify
+from relgrade.judge.store._spec import is_database
 
 __all__ = ["COLUMNS", "DEFAULT_LEASE_S", "DEFAULT_STORE", "JudgmentStore", "decode", "is_url", "judgment_key"]
 
@@ -54,7 +55,9 @@ def judgment_key(model: str, prompt_sha256: str, params: Mapping[str, Any], quer
 
 
 def is_url(spec: str | Path) -> bool:
-    return isinstance(spec, str) and spec.startswith(("postgresql://", "postgres://"))
+    """True when ``spec`` names a database, not a SQLite file: anything that looks like a database URL or DSN
+    (:func:`relgrade.judge.store._spec.is_database`; the PostgreSQL backend opens it or says why it cannot)."""
+    return isinstance(spec, (str, Path)) and is_database(spec)
 
 
 def decode(key: str, status: Any, grade: Any, record: Any, where: str) -> dict[str, Any]:
