@@ -9,7 +9,6 @@ Passwords come from the URL, ``PGPASSWORD`` or ``~/.pgpass``; messages never sho
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any, Mapping
@@ -17,10 +16,10 @@ from typing import Any, Mapping
 from relgrade._errors import InputError
 from relgrade._redact import redact_text, redact_url
 from relgrade.judge.store._claims import LEDGER_LOCK, gone, in_open_batches
-from relgrade.judge.store._integrity import seal
+from relgrade.judge.store._integrity import META_TABLE, is_sealed, seal_store, seal_text
 from relgrade.judge.store._ledger import LEDGER_TABLES, BatchLedger
 from relgrade.judge.store._spec import parse_store
-from relgrade.judge.store._store import COLUMNS, DEFAULT_LEASE_S, JudgmentStore, decode, is_url
+from relgrade.judge.store._store import COLUMNS, DEFAULT_LEASE_S, JudgmentStore, decode_rows, is_url
 
 __all__ = ["PostgresStore"]
 
@@ -30,6 +29,7 @@ TABLES = (
         grade INTEGER, record TEXT NOT NULL, created DOUBLE PRECISION NOT NULL)""",
     "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires DOUBLE PRECISION NOT NULL)",
     *(ddl.replace(" REAL ", " DOUBLE PRECISION ") for ddl in LEDGER_TABLES),  # online claims check the ledger
+    META_TABLE,  # the store's seal marker (relgrade.judge.store._integrity)
 )
 
 
@@ -66,6 +66,8 @@ class PostgresStore(JudgmentStore):
                     for ddl in TABLES:
                         self._db.execute(ddl)
             self._check_schema()
+            if not self._empty:
+                self.sealed = self._seal()
         except psycopg.Error as exc:
             self._fail(exc)
 
@@ -92,6 +94,19 @@ class PostgresStore(JudgmentStore):
                 raise InputError(f"its table {table} has columns {', '.join(have) or '(none)'}, not a relgrade store's "
                                  f"({', '.join(cols)}); pass another --store", path=self.path)
 
+    def _seal(self) -> bool:
+        """Whether the store is sealed; a writable open seals it (once: a store written before the seal)."""
+        db, query = self._db, self._query(self._db)
+        has_meta = db.execute("SELECT to_regclass('relgrade_meta') IS NOT NULL").fetchone()[0]
+        if has_meta and db.execute("SELECT 1 FROM relgrade_meta WHERE name = 'seal'").fetchone():
+            return True
+        if self.readonly:
+            return is_sealed(query, has_meta=False)
+        with db.transaction():
+            db.execute("SELECT pg_advisory_xact_lock(7243001)")  # one writer seals a store written before the seal
+            seal_store(query, lambda sql, rows: db.cursor().executemany(sql.replace("?", "%s"), rows))
+        return True
+
     def _run(self, fn):
         try:
             return fn(self._db)
@@ -105,10 +120,9 @@ class PostgresStore(JudgmentStore):
         def read(db):
             out: dict[str, dict[str, Any]] = {}
             for i in range(0, len(keys), 1000):
-                rows = db.execute("SELECT key, status, grade, record FROM judgments WHERE key = ANY(%s)",
-                                  (keys[i:i + 1000],))
-                for key, status, grade, record in rows:
-                    out[key] = decode(key, status, grade, record, self.path)
+                out.update(decode_rows(db.execute(
+                    "SELECT key, model, prompt_hash, status, grade, record FROM judgments WHERE key = ANY(%s)",
+                    (keys[i:i + 1000],)), self.path, sealed=self.sealed))
             return out
 
         return self._run(read)
@@ -118,7 +132,7 @@ class PostgresStore(JudgmentStore):
 
     def put(self, key: str, *, model: str, prompt_hash: str, status: str, grade: int | None,
             record: Mapping[str, Any], owner: str | None = None) -> bool:
-        blob = json.dumps(seal(key, status, grade, record), ensure_ascii=False)
+        blob = seal_text(key, model, prompt_hash, status, grade, record)
 
         def write(db):
             with db.transaction():
