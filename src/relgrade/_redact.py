@@ -20,7 +20,10 @@ and a libpq key=value DSN (``host=db password=...``: every ``password=`` value m
 
 from __future__ import annotations
 
+import json
 import re
+from functools import lru_cache
+from typing import TypeVar
 from urllib.parse import unquote
 
 MASK = "***"
@@ -104,15 +107,157 @@ def redact_url(url: str) -> str:
     return f"{scheme}{cred}{rest}"
 
 
+PIECE = 12
+"""A piece of a secret this long or longer is masked wherever it appears (:func:`mask_pieces`)."""
+_WINDOW, _STEP = 6, 7  # _WINDOW + _STEP - 1 <= PIECE: every 12-character piece holds a sampled window
+T = TypeVar("T", str, bytes)
+
+
+@lru_cache(maxsize=256)
+def _compile(secrets: tuple, kind: type) -> tuple[tuple, dict]:
+    """``(short secrets longest first, {6-character window: [(secret, offset)]})`` of :func:`mask_pieces`."""
+    short = tuple(sorted({s for s in secrets if 0 < len(s) < PIECE}, key=len, reverse=True))
+    windows: dict = {}
+    for s in {s for s in secrets if len(s) >= PIECE}:
+        for o in range(len(s) - _WINDOW + 1):
+            windows.setdefault(s[o:o + _WINDOW], []).append((s, o))
+    return short, windows
+
+
+def mask_pieces(text: T, secrets: tuple) -> T:
+    """``text`` (str or bytes; ``secrets`` of the same type) with every piece of 12 or more characters of a secret of
+    12 or more characters masked (a key cut short, its middle, its two halves split by a line break), and every
+    shorter secret masked where it appears whole.
+
+    Any 12-character span of the text holds a 6-character window starting at a multiple of 7; so only those windows
+    of the text are looked up, in a table of every 6-character window of every secret (one dictionary lookup per 7
+    characters of text, whatever the number of secrets), and a hit is grown left and right while the text still
+    agrees with the secret there: a hit grown to 12 or more characters is masked (``python
+    benchmarks/secret_masking.py``)."""
+    if not secrets or not text:
+        return text
+    short, windows = _compile(tuple(secrets), type(text))
+    spans: list[tuple[int, int]] = []
+    n = len(text)
+    if windows:
+        for t in range(0, n - _WINDOW + 1, _STEP):
+            places = windows.get(text[t:t + _WINDOW])
+            if not places:
+                continue
+            for secret, o in places:
+                left = 0
+                while left < o and left < t and text[t - left - 1] == secret[o - left - 1]:
+                    left += 1
+                right = _WINDOW
+                while o + right < len(secret) and t + right < n and text[t + right] == secret[o + right]:
+                    right += 1
+                if left + right >= PIECE:
+                    spans.append((t - left, t + right))
+    mask = MASK if isinstance(text, str) else MASK.encode()
+    if spans:
+        spans = [_whole_escapes(text, a, b) for a, b in spans]
+        spans.sort()
+        out, end = [], 0
+        merged: list[list[int]] = []
+        for a, b in spans:
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        for a, b in merged:
+            out += [text[end:a], mask]
+            end = b
+        out.append(text[end:])
+        text = text[:0].join(out)
+    for secret in short:
+        if secret in text:
+            text = text.replace(secret, mask)
+    return text
+
+
+def _whole_escapes(text, start: int, end: int) -> tuple[int, int]:
+    """A span grown so that it neither begins with an escaped character nor ends with its escaping backslash: masking
+    half of a ``\\"`` in JSON text would leave a dangling backslash or a bare quote, and the JSON unreadable."""
+    slash, u = ("\\", "u") if isinstance(text, str) else (92, 117)
+    hexes = 0  # a span that begins inside a \uXXXX escape begins at its backslash
+    while hexes < 4 and start - hexes - 1 >= 0 and _is_hex(text[start - hexes - 1]):
+        hexes += 1
+    for k in range(hexes + 1):
+        if start - k - 2 >= 0 and text[start - k - 1] == u and text[start - k - 2] == slash \
+                and _escaping(text, start - k - 2):
+            start = start - k - 2
+            break
+    run = 0
+    while start - run - 1 >= 0 and text[start - run - 1] == slash:
+        run += 1
+    if run % 2:
+        start -= 1
+    run = 0
+    while end - run - 1 >= start and text[end - run - 1] == slash:
+        run += 1
+    before = 0
+    while run == end - start and start - before - 1 >= 0 and text[start - before - 1] == slash:
+        before += 1  # a span of backslashes only: the run goes on before it
+    if (run + before) % 2 and end < len(text):
+        end += 1
+    return start, end
+
+
+def _is_hex(c) -> bool:
+    return (chr(c) if isinstance(c, int) else c) in "0123456789abcdefABCDEF"
+
+
+def _escaping(text, i: int) -> bool:
+    """Whether the backslash at ``i`` starts an escape (an even run of backslashes before it)."""
+    slash = "\\" if isinstance(text, str) else 92
+    run = 0
+    while i - run - 1 >= 0 and text[i - run - 1] == slash:
+        run += 1
+    return run % 2 == 0
+
+
 def redact_text(text: str, url: str | None = None) -> str:
-    """``text`` (a driver's error message) with ``url``'s secrets, any ``password=...`` and every URL's password
-    masked; one line."""
+    """``text`` (a driver's error message) with ``url``'s secrets (every 12-character piece of a long one,
+    :func:`mask_pieces`), any ``password=...`` and every URL's password masked; one line."""
     text = " ".join(str(text).split())
     if url:
-        for secret in url_secrets(url):
-            text = text.replace(secret, MASK)
+        text = mask_pieces(text, tuple(url_secrets(url)))
     text = _KV_PASSWORD.sub(lambda m: f"{m.group(1) or ''}password={MASK}", text)
     return _URL.sub(lambda m: redact_url(m.group(0)), text)
 
 
-__all__ = ["MASK", "redact_text", "redact_url", "url_secrets"]
+_CREDENTIAL_VAR = re.compile(r"(API_KEY|_KEY|_TOKEN|_SECRET|_PASSWORD|_SECRET_ACCESS_KEY)$", re.IGNORECASE)
+MIN_SECRET = 6
+"""Shorter values are not registered (they would mask ordinary words)."""
+
+
+def known_secrets(*keys: "str | None", env_names=()) -> tuple[str, ...]:
+    """The secrets to mask: ``keys``, the values of the variables ``env_names`` and of every environment variable
+    whose name says it holds a credential (``*_API_KEY``, ``*_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``), at
+    least :data:`MIN_SECRET` characters long, and the forms a server may echo them in; longest first."""
+    import os
+
+    found: list[str] = [k for k in keys if k]
+    for name in env_names:
+        if name and os.environ.get(name):
+            found.append(os.environ[name])
+    for name, value in os.environ.items():
+        if _CREDENTIAL_VAR.search(name) and value:
+            found.append(value)
+    out = {s.strip() for s in found if s and len(s.strip()) >= MIN_SECRET}
+    out |= {form for s in out for form in _echoed_forms(s)}
+    return tuple(sorted(out, key=len, reverse=True))  # longest first: a key containing another is masked whole
+
+
+def _echoed_forms(secret: str) -> set[str]:
+    """How a server may echo a key: inside a JSON string (a key with " or \\ in it, or non-ASCII), in HTML (``&amp;``,
+    ``&quot;``...) and percent-encoded in a URL."""
+    from html import escape
+    from urllib.parse import quote, quote_plus
+
+    in_json = json.dumps(secret)[1:-1]
+    return {in_json, in_json.replace("/", "\\/"), json.dumps(secret, ensure_ascii=False)[1:-1], escape(secret),
+            escape(secret, quote=False), quote(secret, safe=""), quote_plus(secret)} - {secret}
+
+
+__all__ = ["MASK", "MIN_SECRET", "PIECE", "known_secrets", "mask_pieces", "redact_text", "redact_url", "url_secrets"]

@@ -91,7 +91,9 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     from relgrade.judge._outputs import check_writable, details_path, judged_line, write_outputs
     from relgrade.judge.store._open import open_store
     from relgrade.judge.transport._call import choose_transport
+    from relgrade.judge.transport._secrets import check_key_places
 
+    check_key_places(model=model, api_base=api_base, api_key_env=api_key_env)  # a key where a name goes: never shown
     if batch_status:
         from relgrade.cli._judge_batch import print_batch_status
 
