@@ -71,7 +71,8 @@ def _is_file(path: str) -> bool:
               "nothing.")
 @click.option("--latency", type=float, default=None, metavar="SECONDS",
               help="Seconds per call for the dry run's wall time. Default: the median latency of this model's "
-                   "judgments in the store for these pairs, else assumed (0.8 s; 0.4 s for the local judge).")
+                   "latest judgments in the store (any pairs, up to 1,000), else assumed (0.8 s; 0.4 s for the local "
+                   "judge).")
 @click.option("--out", default=None, help="Judged qrels to write; details go to OUT.details.jsonl.")
 @click.option("--show-unjudged", type=int, default=10, show_default=True, help="How many unjudged pairs to list.")
 @click.option("--batch", "use_batch", is_flag=True, help="Submit the pairs not in the store as provider batches (openai/, "

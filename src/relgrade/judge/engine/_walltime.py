@@ -5,7 +5,7 @@ self-hosted judge, where time is the cost).
                      calls / rpm minutes,  tokens / tpm minutes )              the rate limits, when set
 
 * ``latency`` (seconds per call): given (``--latency``), else *measured*: the median latency of this model's
-  judgments already in the store for these pairs (the dry run reads them anyway), else *assumed*:
+  latest judgments in the whole store (any pairs, any prompt, up to 1,000: ``JudgmentStore.latest``), else *assumed*:
   :data:`ASSUMED_LATENCY` (0.8 s for a provider, as ``benchmarks/million_pairs_cost.py`` assumes; 0.4 s for
   the embedded local judge, ``benchmarks/local_judge.py``);
 * ``concurrency``: ``--concurrency`` per ``--api-base`` server; the local judge answers one call at a time;

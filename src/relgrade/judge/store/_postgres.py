@@ -30,6 +30,7 @@ TABLES = (
     "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires DOUBLE PRECISION NOT NULL)",
     *(ddl.replace(" REAL ", " DOUBLE PRECISION ") for ddl in LEDGER_TABLES),  # online claims check the ledger
     META_TABLE,  # the store's seal marker (relgrade.judge.store._integrity)
+    "CREATE INDEX IF NOT EXISTS judgments_model ON judgments (model, created)",  # a model's latest rows (latest)
 )
 
 
@@ -126,6 +127,13 @@ class PostgresStore(JudgmentStore):
             return out
 
         return self._run(read)
+
+    def latest(self, model: str, limit: int = 1000) -> list[dict[str, Any]]:
+        if self._empty:
+            return []
+        return list(self._run(lambda db: decode_rows(db.execute(
+            "SELECT key, model, prompt_hash, status, grade, record FROM judgments WHERE model = %s "
+            "ORDER BY created DESC LIMIT %s", (model, int(limit))), self.path, sealed=self.sealed)).values())
 
     def __len__(self) -> int:
         return self._run(lambda db: db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])

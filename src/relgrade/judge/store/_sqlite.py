@@ -29,6 +29,7 @@ TABLES = (
     "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)",
     *LEDGER_TABLES,  # the batch ledger: online claims check it (relgrade.judge.store._claims)
     META_TABLE,  # the store's seal marker (relgrade.judge.store._integrity)
+    "CREATE INDEX IF NOT EXISTS judgments_model ON judgments (model, created)",  # a model's latest rows (latest)
 )
 
 
@@ -152,6 +153,11 @@ class SQLiteStore(JudgmentStore):
             return out
 
         return self._run(read)
+
+    def latest(self, model: str, limit: int = 1000) -> list[dict[str, Any]]:
+        return list(self._run(lambda db: decode_rows(db.execute(
+            "SELECT key, model, prompt_hash, status, grade, record FROM judgments WHERE model = ? "
+            "ORDER BY created DESC LIMIT ?", (model, int(limit))), str(self.path), sealed=self.sealed)).values())
 
     def __len__(self) -> int:
         return self._run(lambda db: db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])

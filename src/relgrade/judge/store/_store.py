@@ -149,6 +149,11 @@ class JudgmentStore:
     def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
         raise NotImplementedError
 
+    def latest(self, model: str, limit: int = 1000) -> list[dict[str, Any]]:
+        """The records of ``model``'s latest ``limit`` rows in the whole store (any pool, any prompt), verified as
+        :meth:`get_many` verifies them: what the dry run measures the model's latency from."""
+        raise NotImplementedError
+
     def in_open_batches(self, keys: list[str]) -> set[str]:
         """The keys held by a provider batch still open in the ledger (an online judge leaves them to it; see
         :mod:`relgrade.judge.store._claims`)."""
