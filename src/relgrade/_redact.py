@@ -31,15 +31,16 @@ _SECRET_PARAMS = {"password", "sslpassword"}
 _URL = re.compile(r"postgres(?:ql)?://[^\s'\"]*", re.IGNORECASE)
 _KV_PASSWORD = re.compile(r"\b(ssl)?password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
 _MIN_PIECE = 3  # shorter fragments are not masked in free text (they would mask ordinary letters)
-_HEAD = re.compile(r"((?:[A-Za-z][A-Za-z0-9+.\-]+:)?[A-Za-z][A-Za-z0-9+.\-]+):(/*)(.*)\Z", re.S)  # jdbc:postgresql:// too
+_HEAD = re.compile(r"((?:[A-Za-z][A-Za-z0-9+.\-]+:)?[A-Za-z][A-Za-z0-9+.\-]+):(/*)(.*)\Z", re.S)  # jdbc:postgresql://
 _DSN = re.compile(r"[A-Za-z_]+\s*=")  # a libpq key=value DSN starts with a keyword and '='
 
 
 def _split(url: str) -> tuple[str, str, str, str]:
-    """``(scheme:// or '', userinfo or '', host and path, query)``. The scheme is kept with the slashes it has (one, two
-    or more: ``postgresql:/user:pw@host`` is split too); without a slash after it (``postgres:pw@host``) it may be a
-    user name, so the value is all userinfo up to its last ``@``. The userinfo ends at the *last* ``@`` of the URL, even one after a ``/`` or ``?`` (a
-    password may hold both): a URL whose query holds an ``@`` loses its host to the mask, which is safe."""
+    """``(scheme:// or '', userinfo or '', host and path, query)``. The scheme is kept with the slashes it has (one,
+    two or more: ``postgresql:/user:pw@host`` is split too); without a slash after it (``postgres:pw@host``) it may
+    be a user name, so the value is all userinfo up to its last ``@``. The userinfo ends at the *last* ``@`` of the
+    URL, even one after a ``/`` or ``?`` (a password may hold both): a URL whose query holds an ``@`` loses its host
+    to the mask, which is safe."""
     m = _HEAD.match(url)
     if m and m.group(2):
         head, tail = m.group(1) + ":" + m.group(2), m.group(3)

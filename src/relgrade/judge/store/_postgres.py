@@ -19,7 +19,7 @@ from relgrade.judge.store._claims import LEDGER_LOCK, gone, in_open_batches
 from relgrade.judge.store._integrity import META_TABLE, is_sealed, seal_store, seal_text
 from relgrade.judge.store._ledger import LEDGER_TABLES, BatchLedger
 from relgrade.judge.store._spec import parse_store
-from relgrade.judge.store._store import COLUMNS, DEFAULT_LEASE_S, JudgmentStore, decode_rows, is_url
+from relgrade.judge.store._store import COLUMNS, DEFAULT_LEASE_S, MODEL_INDEX, JudgmentStore, decode_rows, is_url
 
 __all__ = ["PostgresStore"]
 
@@ -30,7 +30,6 @@ TABLES = (
     "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires DOUBLE PRECISION NOT NULL)",
     *(ddl.replace(" REAL ", " DOUBLE PRECISION ") for ddl in LEDGER_TABLES),  # online claims check the ledger
     META_TABLE,  # the store's seal marker (relgrade.judge.store._integrity)
-    "CREATE INDEX IF NOT EXISTS judgments_model ON judgments (model, created)",  # a model's latest rows (latest)
 )
 
 
@@ -44,7 +43,7 @@ class PostgresStore(JudgmentStore):
         return is_url(path)
 
     def __init__(self, url: str, *, lease_s: float = DEFAULT_LEASE_S, readonly: bool = False):
-        _, url = parse_store(url)  # POSTGRESQL://, postgres+psycopg://, ' postgresql://…': one spelling; else an error
+        _, url = parse_store(url)  # POSTGRESQL://, postgres+psycopg://, ' postgresql://…' as one; else an error
         self.path = redact_url(url)
         self._url = url  # kept only to mask its secrets in the driver's messages
         self.lease_s = float(lease_s)
@@ -67,6 +66,10 @@ class PostgresStore(JudgmentStore):
                     for ddl in TABLES:
                         self._db.execute(ddl)
             self._check_schema()
+            if not readonly:
+                with self._db.transaction():
+                    self._db.execute("SELECT pg_advisory_xact_lock(7243001)")  # concurrent CREATE INDEX races
+                    self._db.execute(MODEL_INDEX)
             if not self._empty:
                 self.sealed = self._seal()
         except psycopg.Error as exc:

@@ -18,7 +18,9 @@ from relgrade._errors import InputError
 from relgrade.judge.store._claims import answered, held_online, in_open_batches
 from relgrade.judge.store._integrity import META_TABLE, is_sealed, seal_store, seal_text
 from relgrade.judge.store._ledger import LEDGER_TABLES, BatchLedger
-from relgrade.judge.store._store import COLUMNS, DEFAULT_LEASE_S, DEFAULT_STORE, JudgmentStore, decode_rows, is_url
+from relgrade.judge.store._store import (
+    COLUMNS, DEFAULT_LEASE_S, DEFAULT_STORE, MODEL_INDEX, JudgmentStore, decode_rows, is_url,
+)
 
 __all__ = ["SQLiteStore"]
 
@@ -29,7 +31,6 @@ TABLES = (
     "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)",
     *LEDGER_TABLES,  # the batch ledger: online claims check it (relgrade.judge.store._claims)
     META_TABLE,  # the store's seal marker (relgrade.judge.store._integrity)
-    "CREATE INDEX IF NOT EXISTS judgments_model ON judgments (model, created)",  # a model's latest rows (latest)
 )
 
 
@@ -85,6 +86,8 @@ class SQLiteStore(JudgmentStore):
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._db = _open_writable(self.path)
             self._check_schema()
+            if not readonly:
+                self._db.execute(MODEL_INDEX)
             self.sealed = self._seal()
         except sqlite3.DatabaseError as exc:
             self._fail(exc)
@@ -147,9 +150,9 @@ class SQLiteStore(JudgmentStore):
             for i in range(0, len(keys), 500):
                 part = keys[i:i + 500]
                 marks = ",".join("?" * len(part))
-                out.update(decode_rows(db.execute(
-                    f"SELECT key, model, prompt_hash, status, grade, record FROM judgments WHERE key IN ({marks})", part),
-                    str(self.path), sealed=self.sealed))
+                rows = db.execute("SELECT key, model, prompt_hash, status, grade, record FROM judgments "
+                                  f"WHERE key IN ({marks})", part)
+                out.update(decode_rows(rows, str(self.path), sealed=self.sealed))
             return out
 
         return self._run(read)

@@ -35,8 +35,8 @@ from relgrade._errors import InputError
 from relgrade.judge.store._integrity import unseal, verify_legacy
 from relgrade.judge.store._spec import is_database
 
-__all__ = ["COLUMNS", "DEFAULT_LEASE_S", "DEFAULT_STORE", "JudgmentStore", "decode", "decode_rows", "is_url",
-           "judgment_key"]
+__all__ = ["COLUMNS", "DEFAULT_LEASE_S", "DEFAULT_STORE", "MODEL_INDEX", "JudgmentStore", "decode", "decode_rows",
+           "is_url", "judgment_key"]
 
 DEFAULT_STORE = Path(".relgrade") / "judgments.sqlite"
 DEFAULT_LEASE_S = 60.0
@@ -47,6 +47,8 @@ COLUMNS = {
     "judgments": ("key", "model", "prompt_hash", "status", "grade", "record", "created"),
     "claims": ("key", "owner", "expires"),
 }
+MODEL_INDEX = "CREATE INDEX IF NOT EXISTS judgments_model ON judgments (model, created)"
+"""A model's latest rows (:meth:`JudgmentStore.latest`), made by a writable open once the schema is checked."""
 
 
 def judgment_key(model: str, prompt_sha256: str, params: Mapping[str, Any], query: str, chunk: str) -> str:
@@ -77,7 +79,8 @@ def decode(key: str, model: str, prompt_hash: str, status: Any, grade: Any, reco
     if ok:
         match = unseal(key, model, prompt_hash, status, grade, record)
         if match is None and sealed:
-            ok, why = False, "it has no seal, in a store whose rows are sealed (written by hand or by an older relgrade)"
+            ok, why = False, ("it has no seal, in a store whose rows are sealed (written by hand or by an older "
+                              "relgrade)")
         else:
             ok = match if match is not None else verify_legacy(key, status, grade, rec)
     if not ok:
