@@ -33,6 +33,9 @@ _KV_PASSWORD = re.compile(r"\b(ssl)?password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)", re.
 _MIN_PIECE = 3  # shorter fragments are not masked in free text (they would mask ordinary letters)
 _HEAD = re.compile(r"((?:[A-Za-z][A-Za-z0-9+.\-]+:)?[A-Za-z][A-Za-z0-9+.\-]+):(/*)(.*)\Z", re.S)  # jdbc:postgresql://
 _DSN = re.compile(r"[A-Za-z_]+\s*=")  # a libpq key=value DSN starts with a keyword and '='
+_KV_ANY = re.compile(r"\b([A-Za-z_]+)\s*=\s*('(?:[^'\\]|\\.)*'|\S+)")
+_DSN_SHOWN = {"host", "hostaddr", "port", "dbname", "user", "sslmode", "connect_timeout", "application_name",
+              "options", "target_session_attrs", "gssencmode", "channel_binding", "load_balance_hosts"}
 
 
 def _split(url: str) -> tuple[str, str, str, str]:
@@ -76,7 +79,10 @@ def url_secrets(url: str) -> list[str]:
             found.append(secret)
             found += re.split(r"[@:/?&=#\s]", secret)
     found += _query_secrets(url)
-    for m in _KV_PASSWORD.finditer(url):  # a libpq key=value DSN: password=... or password='...'
+    dsn = bool(_DSN.match(url))  # a libpq DSN: every value of a key not known to hold no secret (``passwd=``, a
+    for m in (_KV_ANY if dsn else _KV_PASSWORD).finditer(url):  # misspelt ``password``), quoted or not
+        if dsn and m.group(1).lower() in _DSN_SHOWN:
+            continue
         value = m.group(2)
         found.append(value)
         if value.startswith("'"):
@@ -95,8 +101,9 @@ def redact_url(url: str) -> str:
     if not isinstance(url, str):
         return "postgresql://***"
     url = url.strip()
-    if _DSN.match(url):
-        return " ".join(_KV_PASSWORD.sub(lambda m: f"{m.group(1) or ''}password={MASK}", url).split())
+    if _DSN.match(url):  # every value but those of keys known to hold no secret
+        return " ".join(_KV_ANY.sub(lambda m: m.group(0) if m.group(1).lower() in _DSN_SHOWN else f"{m.group(1)}={MASK}",
+                                    url).split())
     scheme, cred, rest, _ = _split(url)
     if not scheme and not cred:
         return "postgresql://***"
