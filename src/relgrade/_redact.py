@@ -258,14 +258,17 @@ def known_secrets(*keys: "str | None", env_names=()) -> tuple[str, ...]:
 
 
 def _echoed_forms(secret: str) -> set[str]:
-    """How a server may echo a key: inside a JSON string (a key with " or \\ in it, or non-ASCII), in HTML (``&amp;``,
-    ``&quot;``...) and percent-encoded in a URL."""
+    """How a server may echo a key: inside a JSON string (a key with " or \\ in it, or non-ASCII), in HTML
+    (``&amp;``, ``&quot;``...), percent-encoded in a URL, and each of these inside a JSON string (an answer that quotes
+    a request or an error page)."""
     from html import escape
     from urllib.parse import quote, quote_plus
 
     in_json = json.dumps(secret)[1:-1]
-    return {in_json, in_json.replace("/", "\\/"), json.dumps(secret, ensure_ascii=False)[1:-1], escape(secret),
-            escape(secret, quote=False), quote(secret, safe=""), quote_plus(secret)} - {secret}
+    once = {secret, in_json, in_json.replace("/", "\\/"), json.dumps(secret, ensure_ascii=False)[1:-1],
+            escape(secret), escape(secret, quote=False), quote(secret, safe=""), quote_plus(secret)}
+    twice = {json.dumps(form, ensure_ascii=ascii)[1:-1] for form in once for ascii in (True, False)}
+    return (once | twice) - {secret}
 
 
 __all__ = ["MASK", "MIN_SECRET", "PIECE", "known_secrets", "mask_pieces", "redact_text", "redact_url", "url_secrets"]
