@@ -85,8 +85,12 @@ def test_an_altered_row_is_one_line_error_never_a_grade(server, tmp_path, make_r
     run = _setup(server, tmp_path, make_run, store)
     capsys.readouterr()
     _sql(store, ALTERATIONS[alteration])
+    _refused(server, run, store, tmp_path / "again.qrels", capsys)
+
+
+def _refused(server, run, store, out, capsys) -> None:
+    """A re-run on the altered store: exit 2, one line naming the store, no output, no call."""
     paid = server.stats()["paid"]
-    out = tmp_path / "again.qrels"
     assert _rerun(server, run, store, out) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("relgrade: error:") and "the store was altered" in err[0], err
@@ -176,14 +180,8 @@ def test_a_removed_or_bypassed_seal_is_refused(server, tmp_path, make_run, store
     monkeypatch.setenv("OPENAI_API_KEY", fake_key)
     run = _setup(server, tmp_path, make_run, store)
     assert SEAL_ATTACKS[attack](store) >= 1
-    paid = server.stats()["paid"]
     capsys.readouterr()
-    out = tmp_path / "again.qrels"
-    assert _rerun(server, run, store, out) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("relgrade: error:") and "the store was altered" in err[0], err
-    assert ("postgresql://" in err[0]) if store.startswith("postgresql") else (store in err[0])
-    assert not out.exists() and server.stats()["paid"] == paid
+    _refused(server, run, store, tmp_path / "again.qrels", capsys)
     assert main(["judge", "--run", str(run), "--model", MODEL, "--store", store, "--dry-run"]) == 2  # read-only too
     assert "the store was altered" in capsys.readouterr().err
 
