@@ -103,3 +103,18 @@ def test_a_database_spelling_opens_postgres_or_is_one_line_never_a_file(server, 
                                                       else []), "a file named after the store value"
     if name in HONOURED:  # the judgment went to PostgreSQL, and a re-run finds it there
         assert _judgments(pg_url) == 1 and server.stats()["paid"] == 1
+
+
+@pytest.mark.parametrize("name", ["upper_case", "one_slash", "mysql", "key_value_dsn"])
+def test_the_labeling_pages_store_is_never_a_file_named_after_a_database(tmp_path, monkeypatch, capsys, name):
+    """``relgrade label --store`` keeps human labels in a SQLite file: a database spelling is one line, no file."""
+    spec = (HONOURED.get(name) or REFUSED[name]).replace("?{}", "").replace("{}", "")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    (work / "items.csv").write_text("query_id,query,doc_id,text\nq1,what,d1,some text\n")
+    for extra in (["--export", "out.csv"], ["--no-browser", "--port", "1"]):
+        assert main(["label", "items.csv", "--store", spec, *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "labeling page keeps its labels in a SQLite file" in err[0] and "Zq9" not in err[0]
+    assert sorted(p.name for p in work.iterdir()) == ["items.csv"]
