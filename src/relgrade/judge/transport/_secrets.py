@@ -53,14 +53,14 @@ def _key_shaped(value: str) -> bool:
         any(c.isupper() for c in value) and any(c.islower() for c in value)
 
 
-def looks_like_key(value: str, secrets: tuple[str, ...] = ()) -> bool:
+def looks_like_key(value: str, secrets: tuple[str, ...] = (), *, shape: bool = True) -> bool:
     """Whether ``value`` (a model name, a variable name) is a key: it holds a 12-character piece of a known secret
-    (``secrets``, and every credential variable's value), or it has a provider key's shape (``sk-...``, ``AIza...``,
-    32 letters and digits without a separator)."""
+    (``secrets``, and every credential variable's value), or (with ``shape``) it has a provider key's shape
+    (``sk-...``, ``AIza...``, 32 letters and digits without a separator)."""
     if not isinstance(value, str) or not value.strip():
         return False
     value = value.strip()
-    if _key_shaped(value):
+    if shape and _key_shaped(value):
         return True
     known = tuple(secrets) + collect_secrets()
     return mask(value, tuple(s for s in known if len(s) >= 12)) != value
@@ -90,7 +90,7 @@ def check_key_places(*, model: str | None = None, api_base=None, api_key_env: st
                              "such as http://127.0.0.1:8000/v1 and the key in its environment variable")
         rest = base.strip().partition("://")[2]
         if "@" in rest.split("/", 1)[0] or _CREDENTIAL_PARAM.search(rest.partition("?")[2]) or \
-                any(looks_like_key(part, secrets) for part in re.split(r"[/?&=#]", rest)):
+                looks_like_key(rest, secrets, shape=False):  # a known key in its path (an account id is no key)
             raise InputError("--api-base holds a credential (user:password@, or a key in its path or query string; "
                              "not shown): remove it from the URL and put the key in OPENAI_API_KEY (or "
                              "--api-key-env NAME)")
