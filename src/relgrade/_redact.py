@@ -1,4 +1,4 @@
-"""Database URLs without their passwords: the one redaction used wherever a store URL or a driver error is printed.
+"""Secrets out of every output: database URLs without their passwords, and every piece of every known key masked.
 
 A ``postgresql://`` URL may carry a password in its user-info (``user:PASSWORD@host``) or in its query string
 (``?password=...``, also ``sslpassword``), and a malformed URL (a bad percent-escape, an unclosed ``[``, an ``@``
@@ -15,7 +15,11 @@ library that may give up on it:
 
 The same rules cover what a mistyped store value looks like (:mod:`relgrade.judge.store._spec` names it in its error):
 any scheme with one slash or none (``postgresql:/user:pw@host``), ``mysql://``, ``user:pw@host`` without a scheme,
-and a libpq key=value DSN (``host=db password=...``: every ``password=`` value masked, quoted or not).
+and a libpq key=value DSN (``host=db password=...``: every value but a host's, port's, database's, user's... masked).
+
+Keys (issue 34): :func:`known_secrets` gathers the keys of the environment and the forms a server may echo them in;
+:func:`mask_pieces` masks every piece of 12 characters or more of any of them (a key cut short, its middle, its
+halves on two lines), which every masking of relgrade uses (the judge's transports, the CLI's error lines).
 """
 
 from __future__ import annotations
@@ -97,13 +101,13 @@ def url_secrets(url: str) -> list[str]:
 
 def redact_url(url: str) -> str:
     """``url`` with its password masked and its query string dropped (see the module doc); a libpq key=value DSN
-    with its ``password=`` values masked."""
+    with every value masked but those of keys that hold no secret (host, port, dbname, user, ...)."""
     if not isinstance(url, str):
         return "postgresql://***"
     url = url.strip()
     if _DSN.match(url):  # every value but those of keys known to hold no secret
-        return " ".join(_KV_ANY.sub(lambda m: m.group(0) if m.group(1).lower() in _DSN_SHOWN else f"{m.group(1)}={MASK}",
-                                    url).split())
+        shown = _KV_ANY.sub(lambda m: m.group(0) if m.group(1).lower() in _DSN_SHOWN else f"{m.group(1)}={MASK}", url)
+        return " ".join(shown.split())
     scheme, cred, rest, _ = _split(url)
     if not scheme and not cred:
         return "postgresql://***"
