@@ -94,3 +94,10 @@ def test_dry_run_measures_the_models_latency_over_the_whole_store(fakes, tmp_pat
     median = statistics.median(d["latency_s"] for d in details)
     assert f"6 calls × {median:.2f} s per call (the median of 9 judgments of this model in the store)" in line, line
     assert "0.80 s per call (assumed: nothing of this model in the store" in other_model, other_model
+
+
+def test_a_batchs_turnaround_is_not_a_calls_latency():
+    from relgrade.judge.engine._walltime import median_latency
+
+    rows = [{"latency_s": 0.5}, {"latency_s": 0.7}, {"latency_s": 3600.0, "batch": "b1"}, {"latency_s": 0.0}, {}]
+    assert median_latency(rows) == (0.6, 2)

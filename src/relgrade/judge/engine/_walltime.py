@@ -64,9 +64,10 @@ def duration(seconds: float) -> str:
 
 
 def median_latency(records: Iterable[dict]) -> tuple[float | None, int]:
-    """(median ``latency_s`` of stored judgments, how many had one)."""
+    """(median ``latency_s`` of stored judgments, how many had one). Answers of a provider batch (``batch`` in the
+    record) are left out: their latency is the batch's turnaround, minutes or hours, not a call's."""
     values = [float(r["latency_s"]) for r in records if isinstance(r.get("latency_s"), (int, float))
-              and r["latency_s"] > 0]
+              and r["latency_s"] > 0 and "batch" not in r]
     return (statistics.median(values) if values else None), len(values)
 
 
