@@ -19,7 +19,9 @@ from relgrade.judge.store._claims import LEDGER_LOCK, gone, in_open_batches
 from relgrade.judge.store._integrity import META_TABLE, is_sealed, seal_store, seal_text
 from relgrade.judge.store._ledger import LEDGER_TABLES, BatchLedger
 from relgrade.judge.store._spec import parse_store
-from relgrade.judge.store._store import COLUMNS, DEFAULT_LEASE_S, MODEL_INDEX, JudgmentStore, decode_rows, is_url
+from relgrade.judge.store._store import (
+    COLUMNS, DEFAULT_LEASE_S, LATEST, MODEL_INDEX, JudgmentStore, decode_rows, is_url, latest_args,
+)
 
 __all__ = ["PostgresStore"]
 
@@ -134,9 +136,8 @@ class PostgresStore(JudgmentStore):
     def latest(self, model: str, limit: int = 1000) -> list[dict[str, Any]]:
         if self._empty:
             return []
-        return list(self._run(lambda db: decode_rows(db.execute(
-            "SELECT key, model, prompt_hash, status, grade, record FROM judgments WHERE model = %s "
-            "ORDER BY created DESC LIMIT %s", (model, int(limit))), self.path, sealed=self.sealed)).values())
+        rows = self._run(lambda db: db.execute(LATEST.replace("?", "%s"), latest_args(model, limit)).fetchall())
+        return list(decode_rows(rows, self.path, sealed=self.sealed).values())
 
     def __len__(self) -> int:
         return self._run(lambda db: db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])

@@ -19,7 +19,7 @@ from relgrade.judge.store._claims import answered, held_online, in_open_batches
 from relgrade.judge.store._integrity import META_TABLE, is_sealed, seal_store, seal_text
 from relgrade.judge.store._ledger import LEDGER_TABLES, BatchLedger
 from relgrade.judge.store._store import (
-    COLUMNS, DEFAULT_LEASE_S, DEFAULT_STORE, MODEL_INDEX, JudgmentStore, decode_rows, is_url,
+    COLUMNS, DEFAULT_LEASE_S, DEFAULT_STORE, LATEST, MODEL_INDEX, JudgmentStore, decode_rows, is_url, latest_args,
 )
 
 __all__ = ["SQLiteStore"]
@@ -158,9 +158,8 @@ class SQLiteStore(JudgmentStore):
         return self._run(read)
 
     def latest(self, model: str, limit: int = 1000) -> list[dict[str, Any]]:
-        return list(self._run(lambda db: decode_rows(db.execute(
-            "SELECT key, model, prompt_hash, status, grade, record FROM judgments WHERE model = ? "
-            "ORDER BY created DESC LIMIT ?", (model, int(limit))), str(self.path), sealed=self.sealed)).values())
+        rows = self._run(lambda db: db.execute(LATEST, latest_args(model, limit)).fetchall())
+        return list(decode_rows(rows, str(self.path), sealed=self.sealed).values())
 
     def __len__(self) -> int:
         return self._run(lambda db: db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])

@@ -35,8 +35,8 @@ from relgrade._errors import InputError
 from relgrade.judge.store._integrity import unseal, verify_legacy
 from relgrade.judge.store._spec import is_database
 
-__all__ = ["COLUMNS", "DEFAULT_LEASE_S", "DEFAULT_STORE", "MODEL_INDEX", "JudgmentStore", "decode", "decode_rows",
-           "is_url", "judgment_key"]
+__all__ = ["COLUMNS", "DEFAULT_LEASE_S", "DEFAULT_STORE", "LATEST", "MODEL_INDEX", "JudgmentStore", "decode",
+           "decode_rows", "is_url", "judgment_key", "latest_args"]
 
 DEFAULT_STORE = Path(".relgrade") / "judgments.sqlite"
 DEFAULT_LEASE_S = 60.0
@@ -49,6 +49,14 @@ COLUMNS = {
 }
 MODEL_INDEX = "CREATE INDEX IF NOT EXISTS judgments_model ON judgments (model, created)"
 """A model's latest rows (:meth:`JudgmentStore.latest`), made by a writable open once the schema is checked."""
+LATEST = ("SELECT key, model, prompt_hash, status, grade, record FROM judgments WHERE model = ? AND record NOT LIKE ? "
+          "ORDER BY created DESC LIMIT ?")
+"""A model's latest online rows (a batch answer's record holds ``"batch": "<its local id>"``): the arguments are
+``latest_args(model, limit)``."""
+
+
+def latest_args(model: str, limit: int) -> tuple[str, str, int]:
+    return model, '%"batch": "%', int(limit)
 
 
 def judgment_key(model: str, prompt_sha256: str, params: Mapping[str, Any], query: str, chunk: str) -> str:
@@ -153,8 +161,9 @@ class JudgmentStore:
         raise NotImplementedError
 
     def latest(self, model: str, limit: int = 1000) -> list[dict[str, Any]]:
-        """The records of ``model``'s latest ``limit`` rows in the whole store (any pool, any prompt), verified as
-        :meth:`get_many` verifies them: what the dry run measures the model's latency from."""
+        """The records of ``model``'s latest ``limit`` rows in the whole store (any pool, any prompt; answers of
+        provider batches left out), verified as :meth:`get_many` verifies them: what the dry run measures the model's
+        latency from."""
         raise NotImplementedError
 
     def in_open_batches(self, keys: list[str]) -> set[str]:
