@@ -58,7 +58,9 @@ Hostile echo (secrets tests): a marker ``[[echo-key]]`` in the prompt (or ``echo
 every request) makes the server echo the bearer key it received everywhere it can: in the message
 of every error answer (``"Incorrect API key provided: <key>"``), in an ``X-Echo-Key`` header, and in
 200 answers, as prose, inside a JSON object quoted before the grade (``{"api_key": "<key>"}``) and
-in the reason (``{"grade": N, "reason": "... <key>"}``).
+in the reason (``{"grade": N, "reason": "... <key>"}``). ``[[echo-key:HOW]]`` echoes a piece of the key in the same
+places: ``tail24`` (its last 24 characters), ``head30``, ``middle`` (all but 6 at each end), ``split`` (its halves
+on two lines), ``html_cut`` (HTML-escaped, cut short), ``json_cut`` (JSON-escaped, cut short).
 
 Token counts: a marker ``[[usage=V]]`` reports the JSON value ``V`` as the answer's ``prompt_tokens`` (``-5``,
 ``1e30``, ``"12"``: what a broken provider may send).
@@ -111,6 +113,16 @@ _GRADE = re.compile(r"\[\[grade=(\d+)\]\]")
 _USAGE = re.compile(r"\[\[usage=([^\]]+)\]\]")
 _FAULTS = re.compile(r"\[\[faults=([^\]]*)\]\]")
 _ECHO = "[[echo-key]]"
+_ECHO_PIECE = re.compile(r"\[\[echo-key:(\w+)\]\]")
+
+
+def _piece(key: str, how: str) -> str:
+    """A piece of the key as a careless server may echo it (``[[echo-key:HOW]]``)."""
+    import html
+
+    half = len(key) // 2
+    return {"tail24": key[-24:], "head30": key[:30], "middle": key[6:-6], "split": f"{key[:half]}\n{key[half:]}",
+            "html_cut": html.escape(key)[:-3], "json_cut": json.dumps(key)[1:-4]}[how]
 _HALF_EMOJI = "[[half-emoji]]"
 _QUERY = re.compile(r"<<<QUERY ([0-9a-f]{16})>>>\n(.*?)\n<<<END QUERY \1>>>", re.S)
 _PASSAGE = re.compile(r"<<<PASSAGE ([0-9a-f]{16})>>>\n(.*?)\n<<<END PASSAGE \1>>>", re.S)
@@ -302,7 +314,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.echo and status >= 300 and isinstance(body.get("error"), dict):
             body["error"]["message"] = f"{body['error'].get('message')} Incorrect API key provided: {self.echo}"
         if self.echo:
-            headers = {**(headers or {}), "X-Echo-Key": self.echo}
+            headers = {**(headers or {}), "X-Echo-Key": " ".join(self.echo.split())}
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -413,6 +425,9 @@ class _Handler(BaseHTTPRequestHandler):
         text = _answer_text(messages)
         auth = self.headers.get("Authorization") or ""
         self.echo = auth.partition(" ")[2] or auth if (state.echo_key or _ECHO in text) and auth else None
+        piece = _ECHO_PIECE.search(text)
+        if piece and auth:
+            self.echo = _piece(auth.partition(" ")[2] or auth, piece.group(1))
         if state.failing:
             with state.lock:
                 state.failed += 1

@@ -40,29 +40,3 @@ def config(request):
 @pytest.fixture
 def fake_key():
     return FAKE_KEY
-
-
-@pytest.fixture
-def pg_url():
-    """A fresh schema on the PostgreSQL server of ``RELGRADE_TEST_PG`` (skipped outside CI without it, failed in CI)."""
-    import uuid
-
-
-    base = os.environ.get("RELGRADE_TEST_PG")
-    if not base:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but RELGRADE_TEST_PG is not set: .ci/run must start PostgreSQL")
-        pytest.skip("RELGRADE_TEST_PG not set (a postgresql:// URL of a test server)")
-    psycopg = pytest.importorskip("psycopg") if os.environ.get("CI") != "true" else __import__("psycopg")
-    schema = f"t_{uuid.uuid4().hex[:10]}"
-    try:
-        with psycopg.connect(base, autocommit=True, connect_timeout=5) as db:
-            db.execute(f"CREATE SCHEMA {schema}")
-    except psycopg.OperationalError as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true but the PostgreSQL server of RELGRADE_TEST_PG is unreachable: {exc}")
-        pytest.skip(f"PostgreSQL server unreachable: {exc}")
-    sep = "&" if "?" in base else "?"
-    yield f"{base}{sep}options=-csearch_path%3D{schema}"
-    with psycopg.connect(base, autocommit=True) as db:
-        db.execute(f"DROP SCHEMA {schema} CASCADE")

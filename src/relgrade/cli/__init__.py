@@ -73,6 +73,14 @@ def cli() -> None:
     """relgrade: evaluate retrieval with trec_eval-exact metrics, calibrated LLM judges and hybrid labels."""
 
 
+def _masked(text: str) -> str:
+    """An error line with every piece of every key of the environment masked (the last net under the library's own
+    masking: a key given where a number or a name goes is quoted back by the error that refuses it)."""
+    from relgrade._redact import known_secrets, mask_pieces
+
+    return mask_pieces(text, known_secrets())
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point. User errors print one line to stderr and exit 2; no traceback. A closed stdout (``| head``) drops
     the rest of the output and the command still ends, files written (:func:`relgrade.cli._output.closed_stdout_ends_quietly`)."""
@@ -86,13 +94,17 @@ def _main(argv: list[str] | None) -> int:
     try:
         rv = cli.main(args=argv, prog_name="relgrade", standalone_mode=False)
     except InputError as exc:
-        click.echo(f"relgrade: error: {exc}", err=True)
+        click.echo(_masked(f"relgrade: error: {exc}"), err=True)
         return 2
     except click.exceptions.Abort:
         click.echo("relgrade: interrupted; everything finished so far is kept", err=True)
         return 130
     except click.ClickException as exc:
-        exc.show()
+        import io
+
+        shown = io.StringIO()
+        exc.show(file=shown)  # a usage error quotes the value given: a key passed to the wrong option
+        click.echo(_masked(shown.getvalue().rstrip("\n")), err=True)
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code

@@ -61,7 +61,9 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     from relgrade.judge._outputs import check_writable, details_path, judged_line, write_outputs
     from relgrade.judge.store._open import open_store
     from relgrade.judge.transport._call import choose_transport
+    from relgrade.judge.transport._secrets import check_key_places
 
+    check_key_places(model=model, api_base=api_base, api_key_env=api_key_env)  # a key where a name goes: never shown
     if batch_status:
         from relgrade.cli._judge_batch import print_batch_status
 
@@ -132,15 +134,13 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     from relgrade.judge.engine._progress import Progress
 
     db, _ = open_store(store or None, lease_s=lease)  # opened (and checked writable) before any call
-    if not use_batch:
-        from relgrade.judge.batch._run import in_pending_batches
+    from relgrade.judge.batch._run import in_pending_batches, pending_batches_error
 
+    if not use_batch:  # one rule for pairs a pending batch holds, found now or during the run (pending_batches_error)
         n = in_pending_batches(pairs, model=model, prompt=prompt, store=db, config=config, max_grade=max_grade)
         if n:
             db.close()
-            raise InputError(f"{n} of these judgments are in provider batches still pending in {db.path} "
-                             "(relgrade judge --batch-status); collect them with the same command and --batch "
-                             "instead of paying for them twice")
+            raise pending_batches_error(n, str(db.path))
     on_progress = Progress(len(pairs))  # tqdm on a terminal, else a line every 5 s
     try:
         if use_batch:
@@ -157,16 +157,14 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
     finally:
         db.close()
         on_progress.close()
+    if result.in_batches:  # submitted by another process meanwhile: the same rule as at start-up
+        raise pending_batches_error(result.in_batches, result.store, paid=result.n_calls)
     write_outputs(result, out)
     counts = result.counts()
     cost = f"${result.cost_usd:.4f}" + (f" (+{result.cost_unknown} calls of unknown price)" if result.cost_unknown else "")
     click.echo(f"judged {plural(counts['pairs'], 'pair')} with {result.model} (prompt {result.prompt_hash}): "
                f"{judged_line(result)}; {plural(result.n_calls, 'call')}, {cost} this run"
                + (" (batch prices)" if use_batch else ""))
-    if result.in_batches:
-        click.echo(f"note: {result.in_batches} pairs are in provider batches still pending in {result.store}, "
-                   "submitted by another process meanwhile: not paid for here; collect them with --batch "
-                   "(relgrade judge --batch-status lists the batches)")
     n_labels = sum(len(v) for v in result.qrels().values())
     conflicts = result.conflicts()
     if conflicts:

@@ -37,15 +37,16 @@ def judge_call_options(f):
         click.option("--tpm", type=float, default=None, help="Tokens per minute limit."),
         click.option("--temperature", type=float, default=0.0, show_default=True, help="Sampling temperature."),
         click.option("--no-logprobs", is_flag=True, help="Do not ask for token logprobs (no grade distribution)."),
-        click.option("--store", default=None, help="Judgment store: a SQLite file, or postgresql://USER@HOST/DB for a "
-                     "store shared by a team (password from PGPASSWORD or ~/.pgpass). Default: $RELGRADE_STORE, else "
-                     ".relgrade/judgments.sqlite"),
+        click.option("--store", default=None, help="Judgment store: a SQLite file, or postgresql://USER@HOST/DB (or a "
+                     "libpq DSN 'host=HOST dbname=DB') for a store shared by a team (password from PGPASSWORD or "
+                     "~/.pgpass); a value that looks like any other database URL is an error. Default: "
+                     "$RELGRADE_STORE, else .relgrade/judgments.sqlite"),
         click.option("--lease", type=float, default=None, metavar="SECONDS", help="Claim lease: another process takes "
                      "over the pairs of a judge that stopped renewing (killed) after this long. Default: 60."),
         click.option("--max-cost", type=float, default=None, help="Stop cleanly before spending more than this many USD."),
         click.option("--latency", type=float, default=None, metavar="SECONDS", help="Seconds per call for the dry run's "
-                     "wall time. Default: the median latency of this model's judgments in the store for these pairs, "
-                     "else assumed (0.8 s; 0.4 s for the local judge)."),
+                     "wall time. Default: the median latency of this model's latest judgments in the store (any pairs, "
+                     "up to 1,000), else assumed (0.8 s; 0.4 s for the local judge)."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -56,7 +57,9 @@ def check_judge_call(model: str | None, api_base: tuple[str, ...], api_key_env: 
     """``(model, api_base)`` once checked: the key's variable is set, the model a name (the default when None), every
     --api-base a URL, the lease a number of seconds. ``api_base``: None, one URL, or a list for a fleet."""
     from relgrade.judge import DEFAULT_MODEL
+    from relgrade.judge.transport._secrets import check_key_places
 
+    check_key_places(model=model, api_base=api_base, api_key_env=api_key_env)  # every command: a key is never shown
     if api_key_env is not None and not os.environ.get(api_key_env):
         raise InputError(f"--api-key-env {api_key_env}: that environment variable is not set")
     if model is not None and (not model.strip() or model != model.strip()):

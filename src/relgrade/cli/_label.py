@@ -33,6 +33,12 @@ def label(items: Path, store: Path | None, annotator: str, port: int, no_browser
 
     from relgrade.io._outputs import check_outputs, with_sides
 
+    if store is not None:
+        from relgrade.judge.store._spec import is_database
+
+        if is_database(store):  # never a file named after a database URL (issue 34)
+            raise InputError("--store: the labeling page keeps its labels in a SQLite file; give a file path (a "
+                             "database URL is for relgrade judge --store)")
     store_path = store or items.with_name(items.name + ".labels.sqlite")
     annotator = " ".join(annotator.split())
     if export_to is not None:

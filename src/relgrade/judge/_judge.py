@@ -30,6 +30,8 @@ from relgrade.judge.transport._preflight import PROBE_TIMEOUT, apreflight
 __all__ = ["DryRun", "JudgeResult", "Judgment", "ajudge_pairs", "estimate", "judge_pairs"]
 
 _EXPECTED_COMPLETION_TOKENS = 30
+LATENCY_ROWS = 1000
+"""The dry run measures a model's latency over its latest judgments in the store, at most this many."""
 
 
 def estimate(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | Path | Prompt | None" = None,
@@ -39,8 +41,9 @@ def estimate(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | 
 
     Prompt tokens are counted with litellm's tokenizer for the model; completion tokens are
     estimated at 30 per call (a short JSON answer); dollars use litellm's price table (None when the
-    model is not in it). ``latency_s``: the median latency of the judgments already stored for these pairs
-    (:func:`relgrade.judge.engine._walltime.wall_time` turns it into a wall time).
+    model is not in it). ``latency_s``: the median latency of the model's latest judgments in the whole store (up to
+    :data:`LATENCY_ROWS`, whatever their pool or prompt; :func:`relgrade.judge.engine._walltime.wall_time` turns it
+    into a wall time).
     """
     config = config or JudgeConfig()
     model, prompt_obj = resolve(model, prompt, max_grade)
@@ -50,6 +53,7 @@ def estimate(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | 
         stored = db.get_many([k for u in units for k in u.keys]) if db is not None else {}
         if db is not None:
             check_grades(stored, prompt_obj, str(db.path))
+        latency, n_latency = median_latency(db.latest(model, LATENCY_ROWS) if db is not None else ())
     finally:
         if owned and db is not None:
             db.close()
@@ -67,7 +71,6 @@ def estimate(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | 
     out_tokens = calls * _EXPECTED_COMPLETION_TOKENS
     price = price_per_token(model)
     cost = None if price is None else tokens * price[0] + out_tokens * price[1]
-    latency, n_latency = median_latency(stored.values())
     return DryRun(pairs=len(pairs), unique=len(units), cached=cached, to_judge=len(units) - cached, calls=calls,
                   prompt_tokens=tokens, completion_tokens=out_tokens, cost_usd=cost, latency_s=latency,
                   latency_n=n_latency)

@@ -173,5 +173,5 @@ class DryRun:
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
-    latency_s: float | None = None  # median latency of the stored judgments of these pairs (a measurement)
+    latency_s: float | None = None  # median latency of the model's latest judgments in the store (a measurement)
     latency_n: int = 0  # how many stored judgments had one

@@ -309,7 +309,7 @@ def test_cli_ctrl_c_while_polling_keeps_the_batch_for_the_next_run(tmp_path):
         assert [r.state for r in batch_status(store)] == ["submitted"]
         online = _relgrade(*[a for a in common if a != "--batch"], "--api-base", server.base_url)
         _, stderr = online.communicate(timeout=60)
-        assert online.returncode == 2 and "50 of these judgments are in provider batches still pending" in stderr
+        assert online.returncode == 2 and "50 of these pairs are in provider batches still pending" in stderr
         assert server.stats()["direct"] == 0
         second = _relgrade(*common, "--api-base", server.base_url)
         _, stderr = second.communicate(timeout=60)

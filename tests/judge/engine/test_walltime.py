@@ -72,3 +72,32 @@ def test_latency_without_dry_run_or_not_positive_is_a_user_error(tmp_path, make_
         assert main(["judge", "--run", str(_run(tmp_path, make_run, 1)), *extra]) == 2
         err = capsys.readouterr().err
         assert re.search(r"--latency .*: give the seconds per call .* with --dry-run", err)
+
+
+def test_dry_run_measures_the_models_latency_over_the_whole_store(fakes, tmp_path, make_run, capsys, monkeypatch):
+    """The store holds judgments of the model for other pairs than the dry run's: their latency is measured, not
+    assumed (issue 36); another model's judgments are not."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-0123456789")
+    store = tmp_path / "s.sqlite"
+    other = make_run(tmp_path / "other.jsonl", {f"x{q}": (f"another question {q}", [
+        (f"x{q}d{d}", f"another passage {d} [[grade=1]]") for d in range(3)]) for q in range(3)})
+    with fakes.FakeOpenAIServer(latency=0.05) as srv:
+        common = ["--api-base", srv.base_url, "--store", str(store), "--concurrency", "4"]
+        assert main(["judge", "--run", str(other), "--model", MODEL, *common, "--out", str(tmp_path / "o.qrels")]) == 0
+        capsys.readouterr()
+        assert main(["judge", "--run", str(_run(tmp_path, make_run, 2)), "--model", MODEL, *common, "--dry-run"]) == 0
+        line = _line(capsys.readouterr().out)
+        assert main(["judge", "--run", str(_run(tmp_path, make_run, 2)), "--model", "openai/gpt-4.1-nano", *common,
+                     "--dry-run"]) == 0
+        other_model = _line(capsys.readouterr().out)
+    details = [json.loads(x) for x in (tmp_path / "o.qrels.details.jsonl").read_text().splitlines()]
+    median = statistics.median(d["latency_s"] for d in details)
+    assert f"6 calls × {median:.2f} s per call (the median of 9 judgments of this model in the store)" in line, line
+    assert "0.80 s per call (assumed: nothing of this model in the store" in other_model, other_model
+
+
+def test_a_batchs_turnaround_is_not_a_calls_latency():
+    from relgrade.judge.engine._walltime import median_latency
+
+    rows = [{"latency_s": 0.5}, {"latency_s": 0.7}, {"latency_s": 3600.0, "batch": "b1"}, {"latency_s": 0.0}, {}]
+    assert median_latency(rows) == (0.6, 2)

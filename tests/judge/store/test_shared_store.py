@@ -121,6 +121,56 @@ def test_a_killed_claimants_pairs_are_taken_over_at_once_on_its_machine(fakes, t
     db.close()
 
 
+def _claims_of(store_spec: str, pid: int) -> set[str]:
+    """The keys a process (by pid) holds claims on."""
+    sql = "SELECT key, owner FROM claims"
+    if store_spec.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(store_spec) as db:
+            rows = db.execute(sql).fetchall()
+    else:
+        with sqlite3.connect(store_spec, timeout=30) as db:
+            rows = db.execute(sql).fetchall()
+        db.close()
+    return {key for key, owner in rows if owner.split(":")[1:2] == [str(pid)]}
+
+
+def test_kill_9_of_one_of_three_judges_repays_only_what_it_had_in_flight(fakes, tmp_path, make_run, fake_key,
+                                                                         store_spec):
+    """kill -9 of one of three judges sharing a store (issue 34): the pairs paid twice are at most the ones the killed
+    judge had claimed and not stored (its calls in flight, answered and billed by the provider after it died), on
+    SQLite as on PostgreSQL; the other judges take them over at once and finish every pair right. The two others are
+    paused (SIGSTOP) around the kill so that the killed judge's claims can be read before they are taken over."""
+    n_queries, n_docs, concurrency = 10, 6, 4
+    n = n_queries * n_docs
+    run = _run(tmp_path, make_run, n_queries, n_docs)
+    with fakes.FakeOpenAIServer(latency=0.3, lifetime=300) as srv:
+        args = ["judge", "--run", str(run), "--model", MODEL, "--api-base", srv.base_url, "--store", store_spec,
+                "--concurrency", str(concurrency)]
+        procs = [_start([*args, "--out", str(tmp_path / f"o{i}.qrels")], _env(fake_key)) for i in range(3)]
+        deadline = time.monotonic() + 120
+        while srv.stats()["paid"] < 12 and time.monotonic() < deadline and procs[0].poll() is None:
+            time.sleep(0.02)
+        for p in procs[1:]:
+            os.kill(p.pid, signal.SIGSTOP)
+        os.kill(procs[0].pid, signal.SIGKILL)
+        procs[0].wait()
+        time.sleep(0.5)  # the killed judge's last requests reach the server and are billed
+        left = _claims_of(store_spec, procs[0].pid)
+        for p in procs[1:]:
+            os.kill(p.pid, signal.SIGCONT)
+        results = [p.communicate(timeout=240) for p in procs[1:]]
+        stats = srv.stats()
+    for p, (_, stderr) in zip(procs[1:], results):
+        assert p.returncode == 0, stderr[-2000:]
+        _check_grades(Path(str(tmp_path / f"o{procs.index(p)}.qrels")), n)
+    assert len(stats["by_pair"]) == n
+    repaid = stats["paid"] - n
+    assert 0 <= repaid <= len(left) <= 2 * concurrency, (repaid, len(left))
+    assert _claims_of(store_spec, procs[0].pid) == set()  # taken over, then released
+
+
 def test_claims_of_another_machine_wait_for_their_lease(fakes, tmp_path, make_run, fake_key, store_spec):
     """Pairs claimed by a judge on another machine are not paid for while its lease lives; when the
     lease runs out (that judge died), they are taken over and paid once."""

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._errors import InputError
+from relgrade._words import plural
 from relgrade.judge._config import JudgeConfig
 from relgrade.judge._pool import Pair
 from relgrade.judge._prompt import Prompt, resolve
@@ -123,8 +124,8 @@ def batch_status(store: "str | Path | JudgmentStore | None" = None, *, model: st
 
 def in_pending_batches(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | Path | Prompt | None" = None,
                        store: "JudgmentStore", config: JudgeConfig | None = None, max_grade: int | None = None) -> int:
-    """How many distinct judgments of ``pairs`` are in a batch still pending in the store (the online judge
-    must not pay for them again: they are paid for when the batch is collected)."""
+    """How many of ``pairs`` have a judgment in a batch still pending in the store (the online judge must not pay
+    for them again: they are paid for when the batch is collected; :func:`pending_batches_error`)."""
     config = config or JudgeConfig()
     model, prompt_obj = resolve(model, prompt, max_grade)
     ledger = store.batch_ledger()
@@ -132,7 +133,18 @@ def in_pending_batches(pairs: Sequence[Pair], *, model: str | None = None, promp
     if not rows:
         return 0
     pending = {k for r in rows for k, _ in ledger.items(r.local_id).values()}
-    return sum(1 for u in make_units(pairs, model, prompt_obj, config) for k in u.keys if k in pending)
+    return sum(len(u.pairs) for u in make_units(pairs, model, prompt_obj, config) if pending.intersection(u.keys))
+
+
+def pending_batches_error(n: int, store: str, *, paid: int = 0) -> InputError:
+    """The one rule for an online judge that meets ``n`` pairs held by provider batches still pending, at start-up
+    or during the run (a batch submitted meanwhile by another process): it pays nothing for them and writes no
+    outputs (they would lack those pairs); collecting the batches with ``--batch`` finishes the job, and the ``paid``
+    calls of this run are kept in the store."""
+    kept = f"; what this run paid ({plural(paid, 'call')}) is kept in the store" if paid else ""
+    return InputError(f"{n} of these pairs are in provider batches still pending in {store} (relgrade judge "
+                      "--batch-status): collect them with the same command and --batch instead of paying for them "
+                      f"twice{kept}")
 
 
 class _BatchRun:
@@ -417,4 +429,5 @@ def judge_batch(pairs: Sequence[Pair], *, handle_sigint: bool = True, **kwargs: 
 
 
 __all__ = ["BATCH_DISCOUNT", "DEFAULT_BATCH_SIZE", "DEFAULT_POLL_INTERVAL", "ajudge_batch", "batch_adapter",
-           "batch_cost", "batch_price_per_token", "batch_status", "in_pending_batches", "judge_batch"]
+           "batch_cost", "batch_price_per_token", "batch_status", "in_pending_batches", "judge_batch",
+           "pending_batches_error"]

@@ -29,6 +29,7 @@ from relgrade.judge.engine._budget import Budget
 from relgrade.judge.store._integrity import reparse_problem
 from relgrade.judge.store._store import JudgmentStore, judgment_key
 from relgrade.judge.transport._call import Answer, Caller, PairCallError, count_tokens
+from relgrade.judge.transport._secrets import check_key_places
 
 __all__ = ["Engine", "Unit", "aggregate", "check_grades", "fan_out", "is_done", "make_units"]
 
@@ -53,6 +54,7 @@ class Unit:
 
 
 def make_units(pairs: Iterable[Pair], model: str, prompt: Prompt, config: JudgeConfig) -> list[Unit]:
+    check_key_places(model=model)  # a key given as the model would be written into every key, row and output
     params = {**config.sampling(), "max_grade": prompt.max_grade}
     units: dict[tuple[str, str], Unit] = {}
     for pair in pairs:

@@ -5,7 +5,7 @@ self-hosted judge, where time is the cost).
                      calls / rpm minutes,  tokens / tpm minutes )              the rate limits, when set
 
 * ``latency`` (seconds per call): given (``--latency``), else *measured*: the median latency of this model's
-  judgments already in the store for these pairs (the dry run reads them anyway), else *assumed*:
+  latest judgments in the whole store (any pairs, any prompt, up to 1,000: ``JudgmentStore.latest``), else *assumed*:
   :data:`ASSUMED_LATENCY` (0.8 s for a provider, as ``benchmarks/million_pairs_cost.py`` assumes; 0.4 s for
   the embedded local judge, ``benchmarks/local_judge.py``);
 * ``concurrency``: ``--concurrency`` per ``--api-base`` server; the local judge answers one call at a time;
@@ -57,9 +57,10 @@ class WallTime:
 
 
 def median_latency(records: Iterable[dict]) -> tuple[float | None, int]:
-    """(median ``latency_s`` of stored judgments, how many had one)."""
+    """(median ``latency_s`` of stored judgments, how many had one). Answers of a provider batch (``batch`` in the
+    record) are left out: their latency is the batch's turnaround, minutes or hours, not a call's."""
     values = [float(r["latency_s"]) for r in records if isinstance(r.get("latency_s"), (int, float))
-              and r["latency_s"] > 0]
+              and r["latency_s"] > 0 and "batch" not in r]
     return (statistics.median(values) if values else None), len(values)
 
 

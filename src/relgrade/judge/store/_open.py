@@ -1,7 +1,8 @@
 """Opening a judgment store: the one place that knows every backend (the interface, :mod:`._store`, knows none).
 
-A ``--store`` value (or ``store=`` in Python) is a store object, a ``postgresql://`` URL or a SQLite path; none means
-``$RELGRADE_STORE``, else :data:`~relgrade.judge.store._store.DEFAULT_STORE`. Importing this module defines both
+A ``--store`` value (or ``store=`` in Python) is a store object, a PostgreSQL URL or DSN, or a SQLite path; none means
+``$RELGRADE_STORE``, else :data:`~relgrade.judge.store._store.DEFAULT_STORE`. A value that looks like a database URL
+or DSN is one or an error, never a file (:mod:`relgrade.judge.store._spec`). Importing this module defines both
 backends, so ``JudgmentStore(spec)`` picks the one whose ``accepts`` takes ``spec``.
 """
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from relgrade.judge.store._postgres import PostgresStore
+from relgrade.judge.store._spec import parse_store
 from relgrade.judge.store._sqlite import SQLiteStore
 from relgrade.judge.store._store import DEFAULT_STORE, JudgmentStore, is_url
 
@@ -37,8 +39,9 @@ def open_store(spec: "str | Path | JudgmentStore | None" = None, *, readonly: bo
     ``(None, False)``: nothing is created."""
     if isinstance(spec, JudgmentStore):
         return spec, False
-    spec = store_spec(spec)
-    if readonly and not is_url(spec) and not Path(spec).exists():
+    option = "$RELGRADE_STORE" if (spec is None or spec == "") and os.environ.get(STORE_ENV) else "--store"
+    kind, spec = parse_store(store_spec(spec), option)
+    if readonly and kind == "sqlite" and not Path(spec).exists():
         return None, False
     kw: dict[str, Any] = {"readonly": readonly}
     if lease_s is not None:

@@ -1,5 +1,5 @@
 """The PostgreSQL judgment store: one store shared by a team, CI jobs and notebooks (``--store
-postgresql://USER@HOST/DB`` or ``$RELGRADE_STORE``). Same tables and semantics as the SQLite store:
+postgresql://USER@HOST/DB``, a libpq DSN ``host=HOST dbname=DB``, or ``$RELGRADE_STORE``). Same tables and semantics as the SQLite store:
 content-addressed keys, every answer committed on arrival, a ``judged`` row never replaced, claims with
 leases so that N processes on M machines split the work. Claims use the standard queue pattern
 ``SELECT ... FOR UPDATE SKIP LOCKED`` inside one transaction: a key another process is claiming right now
@@ -9,7 +9,6 @@ Passwords come from the URL, ``PGPASSWORD`` or ``~/.pgpass``; messages never sho
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any, Mapping
@@ -17,9 +16,12 @@ from typing import Any, Mapping
 from relgrade._errors import InputError
 from relgrade._redact import redact_text, redact_url
 from relgrade.judge.store._claims import LEDGER_LOCK, gone, in_open_batches
-from relgrade.judge.store._integrity import seal
+from relgrade.judge.store._integrity import META_TABLE, is_sealed, seal_store, seal_text
 from relgrade.judge.store._ledger import LEDGER_TABLES, BatchLedger
-from relgrade.judge.store._store import COLUMNS, DEFAULT_LEASE_S, JudgmentStore, decode, is_url
+from relgrade.judge.store._spec import parse_store
+from relgrade.judge.store._store import (
+    COLUMNS, DEFAULT_LEASE_S, LATEST, MODEL_INDEX, JudgmentStore, decode_rows, is_url, latest_args,
+)
 
 __all__ = ["PostgresStore"]
 
@@ -29,6 +31,7 @@ TABLES = (
         grade INTEGER, record TEXT NOT NULL, created DOUBLE PRECISION NOT NULL)""",
     "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires DOUBLE PRECISION NOT NULL)",
     *(ddl.replace(" REAL ", " DOUBLE PRECISION ") for ddl in LEDGER_TABLES),  # online claims check the ledger
+    META_TABLE,  # the store's seal marker (relgrade.judge.store._integrity)
 )
 
 
@@ -42,6 +45,7 @@ class PostgresStore(JudgmentStore):
         return is_url(path)
 
     def __init__(self, url: str, *, lease_s: float = DEFAULT_LEASE_S, readonly: bool = False):
+        _, url = parse_store(url)  # POSTGRESQL://, postgres+psycopg://, ' postgresql://…' as one; else an error
         self.path = redact_url(url)
         self._url = url  # kept only to mask its secrets in the driver's messages
         self.lease_s = float(lease_s)
@@ -64,6 +68,12 @@ class PostgresStore(JudgmentStore):
                     for ddl in TABLES:
                         self._db.execute(ddl)
             self._check_schema()
+            if not readonly:
+                with self._db.transaction():
+                    self._db.execute("SELECT pg_advisory_xact_lock(7243001)")  # concurrent CREATE INDEX races
+                    self._db.execute(MODEL_INDEX)
+            if not self._empty:
+                self.sealed = self._seal()
         except psycopg.Error as exc:
             self._fail(exc)
 
@@ -90,6 +100,19 @@ class PostgresStore(JudgmentStore):
                 raise InputError(f"its table {table} has columns {', '.join(have) or '(none)'}, not a relgrade store's "
                                  f"({', '.join(cols)}); pass another --store", path=self.path)
 
+    def _seal(self) -> bool:
+        """Whether the store is sealed; a writable open seals it (once: a store written before the seal)."""
+        db, query = self._db, self._query(self._db)
+        has_meta = db.execute("SELECT to_regclass('relgrade_meta') IS NOT NULL").fetchone()[0]
+        if has_meta and db.execute("SELECT 1 FROM relgrade_meta WHERE name = 'seal'").fetchone():
+            return True
+        if self.readonly:
+            return is_sealed(query, has_meta=False)
+        with db.transaction():
+            db.execute("SELECT pg_advisory_xact_lock(7243001)")  # one writer seals a store written before the seal
+            seal_store(query, lambda sql, rows: db.cursor().executemany(sql.replace("?", "%s"), rows))
+        return True
+
     def _run(self, fn):
         try:
             return fn(self._db)
@@ -103,20 +126,25 @@ class PostgresStore(JudgmentStore):
         def read(db):
             out: dict[str, dict[str, Any]] = {}
             for i in range(0, len(keys), 1000):
-                rows = db.execute("SELECT key, status, grade, record FROM judgments WHERE key = ANY(%s)",
-                                  (keys[i:i + 1000],))
-                for key, status, grade, record in rows:
-                    out[key] = decode(key, status, grade, record, self.path)
+                out.update(decode_rows(db.execute(
+                    "SELECT key, model, prompt_hash, status, grade, record FROM judgments WHERE key = ANY(%s)",
+                    (keys[i:i + 1000],)), self.path, sealed=self.sealed))
             return out
 
         return self._run(read)
+
+    def latest(self, model: str, limit: int = 1000) -> list[dict[str, Any]]:
+        if self._empty:
+            return []
+        rows = self._run(lambda db: db.execute(LATEST.replace("?", "%s"), latest_args(model, limit)).fetchall())
+        return list(decode_rows(rows, self.path, sealed=self.sealed).values())
 
     def __len__(self) -> int:
         return self._run(lambda db: db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])
 
     def put(self, key: str, *, model: str, prompt_hash: str, status: str, grade: int | None,
             record: Mapping[str, Any], owner: str | None = None) -> bool:
-        blob = json.dumps(seal(key, status, grade, record), ensure_ascii=False)
+        blob = seal_text(key, model, prompt_hash, status, grade, record)
 
         def write(db):
             with db.transaction():

@@ -9,7 +9,6 @@ read-only file is a one-line :class:`InputError` naming the file.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from pathlib import Path
@@ -17,9 +16,11 @@ from typing import Any, Mapping
 
 from relgrade._errors import InputError
 from relgrade.judge.store._claims import answered, held_online, in_open_batches
-from relgrade.judge.store._integrity import seal
+from relgrade.judge.store._integrity import META_TABLE, is_sealed, seal_store, seal_text
 from relgrade.judge.store._ledger import LEDGER_TABLES, BatchLedger
-from relgrade.judge.store._store import COLUMNS, DEFAULT_LEASE_S, DEFAULT_STORE, JudgmentStore, decode, is_url
+from relgrade.judge.store._store import (
+    COLUMNS, DEFAULT_LEASE_S, DEFAULT_STORE, LATEST, MODEL_INDEX, JudgmentStore, decode_rows, is_url, latest_args,
+)
 
 __all__ = ["SQLiteStore"]
 
@@ -29,6 +30,7 @@ TABLES = (
         grade INTEGER, record TEXT NOT NULL, created REAL NOT NULL)""",
     "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)",
     *LEDGER_TABLES,  # the batch ledger: online claims check it (relgrade.judge.store._claims)
+    META_TABLE,  # the store's seal marker (relgrade.judge.store._integrity)
 )
 
 
@@ -84,6 +86,9 @@ class SQLiteStore(JudgmentStore):
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._db = _open_writable(self.path)
             self._check_schema()
+            if not readonly:
+                self._db.execute(MODEL_INDEX)
+            self.sealed = self._seal()
         except sqlite3.DatabaseError as exc:
             self._fail(exc)
         except OSError as exc:
@@ -115,6 +120,19 @@ class SQLiteStore(JudgmentStore):
                 raise InputError(f"its table {table} has columns {', '.join(have) or '(none)'}, not a relgrade store's "
                                  f"({', '.join(cols)}); pass another --store", path=self.path)
 
+    def _seal(self) -> bool:
+        """Whether the store is sealed; a writable open seals it (once: a store written before the seal)."""
+        db = self._db
+        has_meta = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'relgrade_meta'").fetchone()
+        if has_meta and db.execute("SELECT 1 FROM relgrade_meta WHERE name = 'seal'").fetchone():
+            return True
+        if self.readonly:
+            return is_sealed(db.execute, has_meta=False)
+        db.execute("BEGIN IMMEDIATE")
+        seal_store(db.execute, db.executemany)
+        db.execute("COMMIT")
+        return True
+
     def _run(self, fn):
         try:
             return fn(self._db)
@@ -132,19 +150,23 @@ class SQLiteStore(JudgmentStore):
             for i in range(0, len(keys), 500):
                 part = keys[i:i + 500]
                 marks = ",".join("?" * len(part))
-                for key, status, grade, record in db.execute(
-                        f"SELECT key, status, grade, record FROM judgments WHERE key IN ({marks})", part):
-                    out[key] = decode(key, status, grade, record, str(self.path))
+                rows = db.execute("SELECT key, model, prompt_hash, status, grade, record FROM judgments "
+                                  f"WHERE key IN ({marks})", part)
+                out.update(decode_rows(rows, str(self.path), sealed=self.sealed))
             return out
 
         return self._run(read)
+
+    def latest(self, model: str, limit: int = 1000) -> list[dict[str, Any]]:
+        rows = self._run(lambda db: db.execute(LATEST, latest_args(model, limit)).fetchall())
+        return list(decode_rows(rows, str(self.path), sealed=self.sealed).values())
 
     def __len__(self) -> int:
         return self._run(lambda db: db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])
 
     def put(self, key: str, *, model: str, prompt_hash: str, status: str, grade: int | None,
             record: Mapping[str, Any], owner: str | None = None) -> bool:
-        blob = json.dumps(seal(key, status, grade, record), ensure_ascii=False)
+        blob = seal_text(key, model, prompt_hash, status, grade, record)
 
         def write(db):
             db.execute("BEGIN IMMEDIATE")

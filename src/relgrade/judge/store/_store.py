@@ -13,7 +13,8 @@ and a lease expiry, written in one transaction that also checks the key is not a
 a provider batch still open). Other processes skip a claimed key and poll for its answer; a claim whose lease
 expired (its process was killed on another machine), or whose owner is a dead process of this machine, is taken
 over. A ``judged`` row is never replaced. The whole protocol, shared with ``judge --batch``, is in
-:mod:`relgrade.judge.store._claims`. Every row carries an integrity check (:mod:`relgrade.judge.store._integrity`).
+:mod:`relgrade.judge.store._claims`. Every row carries a seal
+(:mod:`relgrade.judge.store._integrity`), and a store opened for writing is sealed.
 Backends: SQLite (the embedded default, :mod:`relgrade.judge.store._sqlite`) and PostgreSQL (``postgresql://...``,
 :mod:`relgrade.judge.store._postgres`, a shared team store), same tables and semantics; this interface imports
 neither (:mod:`relgrade.judge.store._open`, one floor up, opens them).
@@ -31,9 +32,11 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from relgrade._errors import InputError
-from relgrade.judge.store._integrity import verify
+from relgrade.judge.store._integrity import unseal, verify_legacy
+from relgrade.judge.store._spec import is_database
 
-__all__ = ["COLUMNS", "DEFAULT_LEASE_S", "DEFAULT_STORE", "JudgmentStore", "decode", "is_url", "judgment_key"]
+__all__ = ["COLUMNS", "DEFAULT_LEASE_S", "DEFAULT_STORE", "LATEST", "MODEL_INDEX", "JudgmentStore", "decode",
+           "decode_rows", "is_url", "judgment_key", "latest_args"]
 
 DEFAULT_STORE = Path(".relgrade") / "judgments.sqlite"
 DEFAULT_LEASE_S = 60.0
@@ -44,6 +47,16 @@ COLUMNS = {
     "judgments": ("key", "model", "prompt_hash", "status", "grade", "record", "created"),
     "claims": ("key", "owner", "expires"),
 }
+MODEL_INDEX = "CREATE INDEX IF NOT EXISTS judgments_model ON judgments (model, created)"
+"""A model's latest rows (:meth:`JudgmentStore.latest`), made by a writable open once the schema is checked."""
+LATEST = ("SELECT key, model, prompt_hash, status, grade, record FROM judgments WHERE model = ? AND record NOT LIKE ? "
+          "ORDER BY created DESC LIMIT ?")
+"""A model's latest online rows (a batch answer's record holds ``"batch": "<its local id>"``): the arguments are
+``latest_args(model, limit)``."""
+
+
+def latest_args(model: str, limit: int) -> tuple[str, str, int]:
+    return model, '%"batch": "%', int(limit)
 
 
 def judgment_key(model: str, prompt_sha256: str, params: Mapping[str, Any], query: str, chunk: str) -> str:
@@ -54,27 +67,51 @@ def judgment_key(model: str, prompt_sha256: str, params: Mapping[str, Any], quer
 
 
 def is_url(spec: str | Path) -> bool:
-    return isinstance(spec, str) and spec.startswith(("postgresql://", "postgres://"))
+    """True when ``spec`` names a database, not a SQLite file: anything that looks like a database URL or DSN
+    (:func:`relgrade.judge.store._spec.is_database`; the PostgreSQL backend opens it or says why it cannot)."""
+    return isinstance(spec, (str, Path)) and is_database(spec)
 
 
-def decode(key: str, status: Any, grade: Any, record: Any, where: str) -> dict[str, Any]:
+def decode(key: str, model: str, prompt_hash: str, status: Any, grade: Any, record: Any, where: str, *,
+           sealed: bool) -> dict[str, Any]:
     """Validate one row read back (a tampered or foreign row is refused, never used as a grade): its types, and its
-    integrity check (:mod:`relgrade.judge.store._integrity`)."""
+    seal (:mod:`relgrade.judge.store._integrity`); in a ``sealed`` store a row without a seal is altered."""
     try:
-        rec = json.loads(record) if isinstance(record, (str, bytes)) else record
+        rec = json.loads(record) if isinstance(record, (str, bytes)) else None
     except ValueError:
         rec = None
     ok = (isinstance(rec, dict) and status in STATUSES
           and (grade is None or (isinstance(grade, int) and not isinstance(grade, bool)))
           and (status != "judged" or grade is not None))
+    why = "it does not match its seal"
     if ok:
-        ok = verify(key, status, grade, rec)
+        match = unseal(key, model, prompt_hash, status, grade, record)
+        if match is None and sealed:
+            ok, why = False, ("it has no seal, in a store whose rows are sealed (written by hand or by an older "
+                              "relgrade)")
+        else:
+            ok = match if match is not None else verify_legacy(key, status, grade, rec)
     if not ok:
-        raise InputError(f"row {key[:16]}... is not a valid judgment (status {status!r}, grade {grade!r}: it does "
-                         "not match its stored answer and check); the store was altered: delete that row (it is "
-                         "judged again) or pass another --store", path=where)
+        raise InputError(f"row {key[:16]}... is not a valid judgment (status {status!r}, grade {grade!r}: {why}); "
+                         "the store was altered: delete that row (it is judged again) or pass another --store",
+                         path=where)
     rec["status"], rec["grade"] = status, grade
     return rec
+
+
+def decode_rows(rows, where: str, *, sealed: bool) -> dict[str, dict[str, Any]]:
+    """``{key: record}`` of rows ``(key, model, prompt_hash, status, grade, record)`` (:func:`decode`); a key met twice
+    with different rows (a table without its primary key) is altered."""
+    out: dict[str, dict[str, Any]] = {}
+    seen: dict[str, tuple] = {}
+    for row in rows:
+        key = row[0]
+        if key in seen and seen[key] != tuple(row):
+            raise InputError(f"row {key[:16]}... appears twice with different contents; the store was altered: delete "
+                             "one of them or pass another --store", path=where)
+        seen[key] = tuple(row)
+        out[key] = decode(*row, where, sealed=sealed)
+    return out
 
 
 class JudgmentStore:
@@ -92,6 +129,8 @@ class JudgmentStore:
     lease_s: float = DEFAULT_LEASE_S
     readonly: bool = False
     blocking: bool = False
+    sealed: bool = False
+    """Whether every row must carry a seal (:mod:`relgrade.judge.store._integrity`)."""
 
     _backends: "list[type[JudgmentStore]]" = []
 
@@ -119,6 +158,12 @@ class JudgmentStore:
         return self.get_many([key]).get(key)
 
     def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        raise NotImplementedError
+
+    def latest(self, model: str, limit: int = 1000) -> list[dict[str, Any]]:
+        """The records of ``model``'s latest ``limit`` rows in the whole store (any pool, any prompt; answers of
+        provider batches left out), verified as :meth:`get_many` verifies them: what the dry run measures the model's
+        latency from."""
         raise NotImplementedError
 
     def in_open_batches(self, keys: list[str]) -> set[str]:

@@ -40,7 +40,7 @@ from relgrade.judge.transport._classify import (
     what_failed,
 )
 from relgrade.judge.transport._prices import count_tokens, price_per_token, usage_tokens
-from relgrade.judge.transport._secrets import collect_secrets, install_log_filter, mask, redact
+from relgrade.judge.transport._secrets import check_key_places, collect_secrets, install_log_filter, mask, redact
 
 WINDOW_SECONDS = 60.0  # the rpm / tpm window (a module attribute so tests can shorten it)
 
@@ -117,6 +117,7 @@ class Caller:
         self.api_bases = _bases(api_base)
         self.api_base = self.api_bases[0] if self.api_bases else None
         self.api_key_env = api_key_env
+        check_key_places(model=model, api_base=api_base, api_key_env=api_key_env, api_key=api_key)
         self.local = model.startswith("local/")
         self.logprobs = config.logprobs
         self.rpm = _Window(config.rpm) if config.rpm else None

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from relgrade._errors import InputError
 from relgrade.judge.transport._call import choose_transport
 from relgrade.judge.transport._classify import fatal_message, key_env, provider_of
-from relgrade.judge.transport._secrets import collect_secrets, redact
+from relgrade.judge.transport._secrets import check_key_places, collect_secrets, redact
 
 PROBE_TIMEOUT = 5.0
 OPENAI_BASE = "https://api.openai.com/v1"
@@ -91,6 +91,7 @@ def credentials(model: str, transport: str, bases: Sequence[str], api_key: str |
     """``(where the key comes from, the key or None)``; :class:`InputError` when the provider needs one and none
     is set (module docstring, step 1)."""
     provider = provider_of(model)
+    check_key_places(model=model, api_base=bases, api_key_env=api_key_env, api_key=api_key)
     if api_key:
         return "api_key", api_key
     if api_key_env:

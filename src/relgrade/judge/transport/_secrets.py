@@ -17,52 +17,102 @@ Besides the registered values, anything after ``Bearer`` and anything shaped lik
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from collections.abc import Iterable
+from functools import lru_cache
+
+from relgrade._redact import known_secrets, mask_pieces
 
 _KEYLIKE = re.compile(r"\b(sk|pk|key|api|xai|gsk|AIza)[-_A-Za-z0-9]*[-_][A-Za-z0-9*_\-]{6,}|\bAIza[0-9A-Za-z_\-]{20,}")
 _BEARER = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
-_CREDENTIAL_VAR = re.compile(r"(API_KEY|_KEY|_TOKEN|_SECRET|_PASSWORD|_SECRET_ACCESS_KEY)$", re.IGNORECASE)
-MIN_SECRET = 6
 MASK = "***"
 _LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "openai", "openai._base_client", "httpx",
             "httpcore", "aiohttp.client")
 
 
 def collect_secrets(*keys: str | None, env_names: Iterable[str | None] = ()) -> tuple[str, ...]:
-    """The secrets to mask: ``keys``, the values of ``env_names`` and of every credential-named variable."""
-    found: list[str] = [k for k in keys if k]
-    for name in env_names:
-        if name and os.environ.get(name):
-            found.append(os.environ[name])
-    for name, value in os.environ.items():
-        if _CREDENTIAL_VAR.search(name) and value:
-            found.append(value)
-    out = {s.strip() for s in found if s and len(s.strip()) >= MIN_SECRET}
-    out |= {form for s in out for form in _echoed_forms(s)}
-    return tuple(sorted(out, key=len, reverse=True))  # longest first: a key containing another is masked whole
+    """The secrets to mask: ``keys``, the values of ``env_names`` and of every credential-named variable, with the
+    forms a server may echo them in (:func:`relgrade._redact.known_secrets`)."""
+    return known_secrets(*keys, env_names=env_names)
 
 
-def _echoed_forms(secret: str) -> set[str]:
-    """How a server may echo a key: inside a JSON string (a key with " or \\ in it, or non-ASCII), in HTML (``&amp;``,
-    ``&quot;``...) and percent-encoded in a URL."""
-    from html import escape
-    from urllib.parse import quote, quote_plus
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_KEY_PREFIX = re.compile(r"(?:sk|rk|pk|gsk|xai|hf|ghp|gho|ghs|glpat|AIza|eyJ)[-_A-Za-z0-9.]{16,}")
+_KEY_BLOB = re.compile(r"[A-Za-z0-9]{32,}")
 
-    in_json = json.dumps(secret)[1:-1]
-    return {in_json, in_json.replace("/", "\\/"), json.dumps(secret, ensure_ascii=False)[1:-1], escape(secret),
-            escape(secret, quote=False), quote(secret, safe=""), quote_plus(secret)} - {secret}
+
+def _key_shaped(value: str) -> bool:
+    """A provider key's shape (after any ``provider/``): a known prefix and 16+ characters mixing upper case, lower case
+    and digits (model names do not), or 32+ letters and digits without a separator (a hex key)."""
+    value = value.rsplit("/", 1)[-1]  # openai/sk-...: the part after the provider
+    if any(c.isspace() for c in value):
+        return False
+    if _KEY_BLOB.fullmatch(value):
+        return True
+    return bool(_KEY_PREFIX.fullmatch(value)) and any(c.isdigit() for c in value) and \
+        any(c.isupper() for c in value) and any(c.islower() for c in value)
+
+
+def looks_like_key(value: str, secrets: tuple[str, ...] = (), *, shape: bool = True) -> bool:
+    """Whether ``value`` (a model name, a variable name) is a key: it holds a 12-character piece of a known secret
+    (``secrets``, and every credential variable's value), or (with ``shape``) it has a provider key's shape
+    (``sk-...``, ``AIza...``, 32 letters and digits without a separator)."""
+    if not isinstance(value, str) or not value.strip():
+        return False
+    value = value.strip()
+    if shape and _key_shaped(value):
+        return True
+    known = tuple(secrets) + collect_secrets()
+    return mask(value, tuple(s for s in known if len(s) >= 12)) != value
+
+
+def check_key_places(*, model: str | None = None, api_base=None, api_key_env: str | None = None,
+                     api_key: str | None = None) -> None:
+    """Raise :class:`InputError` (the key never shown) when a key was given where a name belongs: ``--model KEY``,
+    ``--api-key-env KEY``, or ``--api-base`` holding a credential (``user:KEY@`` or ``?api-key=KEY``): each would be
+    printed, and a model name is written into the store and the details."""
+    from relgrade._errors import InputError
+
+    secrets = collect_secrets(api_key)
+    if api_key_env is not None and (not _ENV_NAME.fullmatch(api_key_env) or looks_like_key(api_key_env, secrets)):
+        raise InputError("--api-key-env takes the NAME of an environment variable that holds the key (such as "
+                         "OPENAI_API_KEY), and the value given is not a variable name (a key itself? it is not "
+                         "shown): export the key in a variable and pass the variable's name")
+    if model is not None and looks_like_key(model, secrets):
+        raise InputError("--model looks like an API key, not a model name (it is not shown); pass a model such as "
+                         "openai/gpt-4o-mini and the key in its environment variable (OPENAI_API_KEY, or "
+                         "--api-key-env NAME)")
+    for base in [api_base] if isinstance(api_base, str) else list(api_base or ()):
+        if not isinstance(base, str):
+            continue
+        if "://" not in base and looks_like_key(base, secrets):
+            raise InputError("--api-base looks like an API key, not a URL (it is not shown); pass the server's URL "
+                             "such as http://127.0.0.1:8000/v1 and the key in its environment variable")
+        rest = base.strip().partition("://")[2]
+        if "@" in rest.split("/", 1)[0] or _CREDENTIAL_PARAM.search(rest.partition("?")[2]) or \
+                looks_like_key(rest, secrets, shape=False):  # a known key in its path (an account id is no key)
+            raise InputError("--api-base holds a credential (user:password@, or a key in its path or query string; "
+                             "not shown): remove it from the URL and put the key in OPENAI_API_KEY (or "
+                             "--api-key-env NAME)")
+
+
+_CREDENTIAL_PARAM = re.compile(r"(?:^|&)[^=&]*(key|token|secret|password|passwd|auth|signature|sig)[^=&]*=",
+                               re.IGNORECASE)
 
 
 def mask_bytes(data: bytes, secrets: tuple[str, ...]) -> bytes:
-    """``data`` with every registered secret (as UTF-8 bytes) replaced by ``***``."""
-    for secret in secrets:
-        raw = secret.encode("utf-8", "surrogatepass")
+    """``data`` (a provider's raw JSON) with every registered secret (as UTF-8 bytes) replaced whole by ``***``.
+    Pieces are masked after decoding, string by string (:func:`mask_strings`): cutting a piece out of raw JSON could
+    cut an escape sequence of a string nested in it (an answer's content is JSON inside JSON)."""
+    for raw in _as_bytes(secrets):
         if raw in data:
             data = data.replace(raw, MASK.encode())
     return data
+
+
+@lru_cache(maxsize=64)
+def _as_bytes(secrets: tuple[str, ...]) -> tuple[bytes, ...]:
+    return tuple(s.encode("utf-8", "surrogatepass") for s in secrets)
 
 
 def mask_strings(obj, secrets: tuple[str, ...]):
@@ -80,11 +130,9 @@ def mask_strings(obj, secrets: tuple[str, ...]):
 
 
 def mask(text: str, secrets: tuple[str, ...]) -> str:
-    """``text`` with every registered secret replaced by ``***`` (exact values only)."""
-    for secret in secrets:
-        if secret in text:
-            text = text.replace(secret, MASK)
-    return text
+    """``text`` with every registered secret masked: every piece of 12 or more characters of one (a key cut short,
+    its middle, its halves split by a line break; :func:`relgrade._redact.mask_pieces`), and a shorter one whole."""
+    return mask_pieces(text, secrets)
 
 
 def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
@@ -128,4 +176,5 @@ def install_log_filter(secrets: tuple[str, ...]) -> None:
             target.addFilter(_redact_filter(tuple(sorted(merged, key=len, reverse=True))))
 
 
-__all__ = ["MASK", "collect_secrets", "install_log_filter", "mask", "mask_bytes", "mask_strings", "redact"]
+__all__ = ["MASK", "check_key_places", "collect_secrets", "install_log_filter", "looks_like_key", "mask", "mask_bytes",
+           "mask_strings", "redact"]
