@@ -86,11 +86,11 @@ FLOOR_NOTE_HUMAN = ("the human values are the same on every labeled query (the s
                     "the interval's variance is floored by one pseudo-observation at the far bound")
 NOTE_ALL_LABELED = "every query is human-labeled: the PPI estimate is the human-only one"
 NOTE_CONSTANT_JUDGE = "the judge gives every query the same value: lam = 0, the human-only interval"
-NOTE_CONSTANT_HUMAN = (FLOOR_NOTE_HUMAN + "; constant human values say nothing about the judge's errors: lam = 0, "
-                       "the human-only interval")
+NOTE_CONSTANT_HUMAN = (FLOOR_NOTE_HUMAN + "; constant human values show nothing of the judge's slope, so lam is its "
+                       "prior value (the judge corrects a sample that is all at one value by luck)")
 NOTE_OUTSIDE = ("lam = 0: the PPI interval lay wholly outside the metric's range (the judge's correction overshoots "
                 "what the metric can be), so the judge is not used: the human-only interval")
-NOTE_LAM_ZERO = ("lam = 0: on these labeled queries the judge's predictions do not narrow the interval, so the PPI "
+NOTE_LAM_ZERO = ("lam = 0: on these labeled queries the judge's predictions run against the human values, so the PPI "
                  "interval is the human-only one")
 
 
@@ -108,14 +108,15 @@ def human_only_means(Y, *, alpha: float = 0.05, lower: float = 0.0, upper: float
 
 
 def ppi_means(Y, Yhat, Yhat_unlabeled, *, alpha: float = 0.05, lower: float = 0.0, upper: float = 1.0,
-              lam=None, pseudo=None, skew=None) -> Means:
+              lam=None, pseudo=None, skew=None, share=None) -> Means:
     """Power-tuned prediction-powered (PPI++) mean and ``1 - alpha`` interval of each column.
 
     ``Y`` and ``Yhat`` are (n x m), ``Yhat_unlabeled`` is (N x m); column j of each is one metric (or one
     simulation replicate), with values in ``[lower, upper]``. ``lam`` (one value or one per column) fixes the
     power-tuning parameter instead of tuning it; ``pseudo`` overrides the pseudo-rows
     (:class:`relgrade.stats._augmented.Pseudo`, as the no-answer ratio builds them), ``skew`` the estimate's
-    skewness.
+    skewness, ``share`` the weight the labels had in choosing a given ``lam``
+    (:func:`relgrade.stats._augmented.at_lambda`).
     """
     Y, Yhat, Yu = _matrix(Y, "Y"), _matrix(Yhat, "Yhat"), _matrix(Yhat_unlabeled, "Yhat_unlabeled")
     n, m = Y.shape
@@ -127,7 +128,8 @@ def ppi_means(Y, Yhat, Yhat_unlabeled, *, alpha: float = 0.05, lower: float = 0.
     if Yu.shape[0] == 0:
         Yu = np.zeros((0, m))
         lam = 0.0
-    est = rectified_means(Y, Yhat, Yu, alpha=alpha, lower=lower, upper=upper, lam=lam, pseudo=pseudo, skew=skew)
+    est = rectified_means(Y, Yhat, Yu, alpha=alpha, lower=lower, upper=upper, lam=lam, pseudo=pseudo, skew=skew,
+                          share=share)
     constant_judge = np.ptp(np.vstack([Yhat, Yu]), axis=0) == 0
     fallback = np.broadcast_to(est.fallback, (m,))
     notes: list[str | None] = []
@@ -137,7 +139,7 @@ def ppi_means(Y, Yhat, Yhat_unlabeled, *, alpha: float = 0.05, lower: float = 0.
         elif constant_judge[j]:
             notes.append(NOTE_CONSTANT_JUDGE + ("; " + FLOOR_NOTE_HUMAN if est.kind[j] == FLOOR else ""))
         elif est.kind[j] == FLOOR:
-            notes.append(NOTE_CONSTANT_HUMAN)
+            notes.append(NOTE_CONSTANT_HUMAN if est.lam[j] > 0 else FLOOR_NOTE_HUMAN)
         elif fallback[j] == 2:
             notes.append(NOTE_OUTSIDE)
         elif est.lam[j] == 0 and lam is None:  # tuned to 0 (a given lam = 0 asks for the human-only interval)
@@ -155,7 +157,7 @@ def ppi_point(Y: np.ndarray, Yhat: np.ndarray, Yu: np.ndarray, lam) -> np.ndarra
 
 
 def ppi_pvalues(Y, Yhat, Yhat_unlabeled, *, null: float = 0.0, lower: float = 0.0, upper: float = 1.0,
-                lam=None) -> np.ndarray:
+                lam=None, share=None) -> np.ndarray:
     """Two-sided PPI++ p-values of ``mean == null`` per column, from the interval's own construction.
 
     With the interval's centre, standard error, degrees of freedom and skewness (:func:`ppi_means`), ``p`` is
@@ -167,7 +169,7 @@ def ppi_pvalues(Y, Yhat, Yhat_unlabeled, *, null: float = 0.0, lower: float = 0.
     """
     from scipy import stats
 
-    est = ppi_means(Y, Yhat, Yhat_unlabeled, lower=lower, upper=upper, lam=lam).est
+    est = ppi_means(Y, Yhat, Yhat_unlabeled, lower=lower, upper=upper, lam=lam, share=share).est
     gap = est.centre - null
     with np.errstate(divide="ignore", invalid="ignore"):
         T = gap / est.se

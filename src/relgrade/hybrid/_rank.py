@@ -231,24 +231,22 @@ def rank_systems(
     D = np.column_stack([H[:, j] - H[:, i] for i, j in pairs_ij]) if pairs_ij else np.zeros((n, 0))
     Dj = np.column_stack([J[:, j] - J[:, i] for i, j in pairs_ij]) if pairs_ij else np.zeros((n + N, 0))
     # one lam for every system and pair, tuned on the per-query values (every query counts) for both rules
-    lam = joint_lambda([prepare(H, J[:n], J[n:], lower=0.0, upper=1.0),
-                        prepare(D, Dj[:n], Dj[n:], lower=-1.0, upper=1.0)], alpha=0.05) if N else 0.0
+    lam, share = joint_lambda([prepare(H, J[:n], J[n:], lower=0.0, upper=1.0)]) if N else (0.0, 0.0)
     hq = A > 0 if exclude else np.ones(n, bool)
     jq = Ahat > 0.5 if exclude else np.ones(n + N, bool)  # hard: the judge has a relevant document; soft: likely
 
-    def at(lam_: float):
+    def at(lam_: float, share_: float):
         if exclude:
-            return (ratio_means(H, A, J[:n], Ahat[:n], J[n:], Ahat[n:], lam=lam_),
-                    ratio_means(D, A, Dj[:n], Ahat[:n], Dj[n:], Ahat[n:], bounds=(-1.0, 1.0), lam=lam_))
-        return ppi_means(H, J[:n], J[n:], lam=lam_), ppi_means(D, Dj[:n], Dj[n:], lower=-1.0, upper=1.0, lam=lam_)
+            return (ratio_means(H, A, J[:n], Ahat[:n], J[n:], Ahat[n:], lam=lam_, share=share_),
+                    ratio_means(D, A, Dj[:n], Ahat[:n], Dj[n:], Ahat[n:], bounds=(-1.0, 1.0), lam=lam_, share=share_))
+        return (ppi_means(H, J[:n], J[n:], lam=lam_, share=share_),
+                ppi_means(D, Dj[:n], Dj[n:], lower=-1.0, upper=1.0, lam=lam_, share=share_))
 
-    sys_ppi, pair_ppi = at(lam)
-    sys_h, pair_h = at(0.0) if lam > 0 else (sys_ppi, pair_ppi)
+    sys_ppi, pair_ppi = at(lam, share)
+    sys_h, pair_h = at(0.0, 0.0) if lam > 0 else (sys_ppi, pair_ppi)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.concatenate([sys_ppi.half / sys_h.half, pair_ppi.half / pair_h.half])
+        ratios = np.concatenate([sys_ppi.width / sys_h.width, pair_ppi.width / pair_h.width])
     width_ratio = float(np.mean(np.where(np.isfinite(ratios), ratios, 1.0)))
-    if width_ratio > 1:  # the skewness correction made them wider on average: the human-only intervals
-        lam, sys_ppi, pair_ppi, width_ratio = 0.0, sys_h, pair_h, 1.0
     means = {"human": H[hq].mean(axis=0), "judge": J[jq].mean(axis=0) if jq.any() else None, "ppi": sys_ppi.value}
     values = {s: {name: None if means[s] is None else float(means[s][i]) for i, name in enumerate(names)}
               for s in SOURCES}
@@ -276,7 +274,7 @@ def rank_systems(
         taus.append(TauResult(x, y, _tau(means[x], means[y]), ci, len(reps)))
 
     pairs = []
-    p_ppi = ppi_pvalues(D, Dj[:n], Dj[n:], lower=-1.0, upper=1.0, lam=lam) if pairs_ij else np.zeros(0)
+    p_ppi = ppi_pvalues(D, Dj[:n], Dj[n:], lower=-1.0, upper=1.0, lam=lam, share=share) if pairs_ij else np.zeros(0)
     for k, (i, j) in enumerate(pairs_ij):
         dh = paired_difference(H[hq, i], H[hq, j], n_boot=n_boot, n_perm=n_perm, seed=seed)
         dj = paired_difference(J[jq, i], J[jq, j], n_boot=n_boot, n_perm=n_perm, seed=seed)

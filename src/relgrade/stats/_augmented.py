@@ -84,7 +84,9 @@ MEAN_INTERVAL = MEAN_CI  # the human-only interval (lam = 0): evaluate, compare,
 PPI_INTERVAL = PPI.name  # the PPI++ interval of this module with lam tuned
 SKEW_CAP = 0.75  # |skewness| <= SKEW_CAP / t in Hall's transformation
 NONE, FLOOR, PLUS_TWO = 0, 1, 2  # pseudo-row kind of a column
-_GRID = np.linspace(0.0, 1.0, 101)  # the share e of the fitted slope a candidate lam uses
+_GRID = np.linspace(0.0, 1.0, 101)  # joint_lambda's grid of lam
+PRIOR_SLOPE = 1.0  # a prediction of Y: E[Y | Yhat] = Yhat has slope 1 (tune shrinks the fitted slope toward it)
+PRIOR_VAR = 0.1  # the prior variance of the slope around PRIOR_SLOPE (the spread of real predictions' slopes)
 
 
 @dataclass(frozen=True)
@@ -215,7 +217,7 @@ def variance(M: Moments, lam, e):
     d2 = S["hh"] / np.maximum(M.nv - 1, 1) / n + M.su / max(M.N, 1)  # E[d^2]: the judge's mean shift is 0 on average
     rect = (S["yy"] - 2 * lam * S["yh"] + lam ** 2 * S["hh"]) / ((M.nv - 1 - e) * n)
     with np.errstate(invalid="ignore"):
-        slope = np.where(lam > 0, e ** 2 * slope_var * d2, 0.0)
+        slope = np.where((lam > 0) & (e > 0), e ** 2 * slope_var * d2, 0.0)  # e = 0: lam is the prior's alone
     return lam ** 2 * M.su / max(M.N, 1) + rect + slope
 
 
@@ -226,26 +228,25 @@ def t_quantile_df(df, alpha: float):
     return stdtrit(df, 1 - alpha / 2)
 
 
-def tune(M: Moments, alpha: float) -> np.ndarray:
-    """``lam`` per column minimising ``t_{n-1-e} sqrt(V(lam))`` over ``[0, min(1, lam_ols)]`` (module docstring)."""
+def tune(M: Moments, alpha: float = 0.05, *, prior_slope: float = PRIOR_SLOPE,
+         prior_var: float = PRIOR_VAR) -> tuple[np.ndarray, np.ndarray]:
+    """``(lam, e)`` per column (module docstring, **lam**): ``lam = c * beta`` with ``c = N / (N + n)`` and
+    ``beta`` the fitted slope shrunk toward ``prior_slope``; ``e`` the weight of the fitted slope in ``beta``
+    (the share of ``lam`` the labels chose: a degree of freedom and the slope's error term in proportion).
+    ``alpha`` is unused (``lam`` does not look at the interval it makes: kept for the callers' signature)."""
     m = M.ybar.shape[0]
     ols, slope_var = _slope(M)
-    ok = (ols > 0) & np.isfinite(slope_var) & (M.N > 0) & M.varies
-    if not ok.any():
-        return np.zeros(m)
-    e = _GRID[:, None]
-    lam = e * np.where(ok, ols, 0.0)[None, :]
-    t = t_quantile_df(M.n - 1 - _GRID, alpha)[:, None]
-    with np.errstate(invalid="ignore"):
-        width = np.where((lam <= 1) & ok | (e == 0), t * np.sqrt(np.maximum(variance(M, lam, e), 0)), np.inf)
-    k = np.argmin(width, axis=0)
-    best, best_w = lam[k, np.arange(m)], width[k, np.arange(m)]
-    steep = ok & (ols > 1)  # lam = 1 lies between two grid points of e
-    if steep.any():
-        e1 = np.where(steep, 1 / np.where(steep, ols, 1.0), 0.0)
-        w1 = t_quantile_df(M.n - 1 - e1, alpha) * np.sqrt(np.maximum(variance(M, 1.0, e1), 0))
-        best = np.where(steep & (w1 < best_w), 1.0, best)
-    return best
+    ok = (M.N > 0) & np.broadcast_to(M.varies, (m,))
+    if not np.any(ok):
+        return np.zeros(m), np.zeros(m)
+    c = M.N / (M.N + M.n)
+    with np.errstate(invalid="ignore", over="ignore"):
+        v = np.where(np.isfinite(slope_var), slope_var, np.inf)
+        tau2 = np.maximum(prior_var, (ols - prior_slope) ** 2 - np.where(np.isfinite(v), v, 0.0))
+        w = np.where(np.isfinite(v), tau2 / (tau2 + v), 0.0)
+    beta = w * ols + (1 - w) * prior_slope
+    lam = np.where(ok, np.clip(c * beta, 0.0, 1.0), 0.0)
+    return lam, np.where(lam > 0, w, 0.0)
 
 
 def _hall_inverse(x, s):
@@ -273,7 +274,8 @@ class Rectified:
     skew: np.ndarray
     kind: np.ndarray
     moments: Moments | None = None  # what the interval was computed from (planning more labels reads it)
-    fallback: np.ndarray | int = 0  # 0, or why a tuned lam fell back to 0: 1 wider, 2 wholly outside the range
+    fallback: np.ndarray | int = 0  # 0, or 2: a tuned lam fell back to 0, the PPI interval wholly outside the range
+    share: np.ndarray | float = 0.0  # e: the weight of the labels in choosing lam (tune)
 
     @property
     def half(self) -> np.ndarray:
@@ -285,12 +287,17 @@ class Rectified:
         return self.hi - self.lo
 
 
-def at_lambda(M: Moments, lam, *, alpha: float, lower: float, upper: float, skew=None) -> Rectified:
+def at_lambda(M: Moments, lam, *, alpha: float, lower: float, upper: float, skew=None, share=None) -> Rectified:
     """The estimate and interval at ``lam`` (one per column); ``skew`` fixes the estimate's skewness (the
-    no-answer ratio keeps the one at its human-only ratio for every candidate ratio)."""
+    no-answer ratio keeps the one at its human-only ratio for every candidate ratio); ``share``: the weight ``e``
+    the labels had in choosing ``lam`` (:func:`tune`); without it, ``lam`` counts as a share ``min(1, lam /
+    lam_ols)`` of the fitted slope (a ``lam`` chosen on these labels some other way)."""
     lam = np.where(M.varies, np.broadcast_to(np.asarray(lam, dtype=np.float64), M.ybar.shape), 0.0)
-    ols, _ = _slope(M)
-    e = _share(lam, ols)
+    if share is None:
+        ols, _ = _slope(M)
+        e = _share(lam, ols)
+    else:
+        e = np.where(lam > 0, np.broadcast_to(np.asarray(share, dtype=np.float64), M.ybar.shape), 0.0)
     V = np.maximum(variance(M, lam, e), 0.0)
     se = np.sqrt(V)
     df = M.n - 1 - e
@@ -308,7 +315,7 @@ def at_lambda(M: Moments, lam, *, alpha: float, lower: float, upper: float, skew
     value = M.ybar + lam * (M.ubar - M.hbar)
     lo = np.clip(np.minimum(centre - below, value), lower, upper)
     hi = np.clip(np.maximum(centre + above, value), lower, upper)
-    return Rectified(value, lo, hi, below, above, centre, lam, se, df, s, M.kind, M)
+    return Rectified(value, lo, hi, below, above, centre, lam, se, df, s, M.kind, M, share=e)
 
 
 def _matrix(x) -> np.ndarray:
@@ -317,13 +324,15 @@ def _matrix(x) -> np.ndarray:
 
 
 def rectified_means(Y, Yhat=None, Yu=None, *, alpha: float = 0.05, lower: float = 0.0, upper: float = 1.0,
-                    lam=None, pseudo: Pseudo | None = None, skew=None) -> Rectified:
+                    lam=None, pseudo: Pseudo | None = None, skew=None, share=None, prior_slope: float = PRIOR_SLOPE,
+                    prior_var: float = PRIOR_VAR) -> Rectified:
     """The estimate and interval of each column (module docstring): human-only without ``Yhat`` (or with
-    ``lam=0``), PPI++ with ``lam`` tuned (``lam=None``) or given. Inputs are checked by the callers.
+    ``lam=0``), PPI++ with ``lam`` from :func:`tune` (``lam=None``) or given (``share``: see :func:`at_lambda`).
+    Inputs are checked by the callers.
 
-    A tuned ``lam`` falls back to 0 (``fallback`` 1) where the skewness correction made the interval wider
-    than the human-only one, and (``fallback`` 2) where the PPI interval lies wholly outside the range: the
-    judge's correction overshoots what the metric can be, so it is not used."""
+    A tuned ``lam`` falls back to 0 (``fallback`` 2) where the PPI interval lies wholly outside the range: the
+    judge's correction overshoots what the metric can be, so it is not used. Nothing else compares the PPI
+    interval with the human-only one: it may be the wider of the two on a sample (never on average)."""
     Y = _matrix(Y)
     Yhat = np.zeros_like(Y) if Yhat is None else _matrix(Yhat)
     Yu = np.zeros((0, Y.shape[1])) if Yu is None else _matrix(Yu)
@@ -333,18 +342,18 @@ def rectified_means(Y, Yhat=None, Yu=None, *, alpha: float = 0.05, lower: float 
         pseudo = pseudo_rows(Y, Yhat.mean(axis=0), lower, upper)
     M = moments(Y, Yhat, Yu, pseudo, lower, upper)
     if lam is not None:
-        return at_lambda(M, lam, alpha=alpha, lower=lower, upper=upper, skew=skew)
-    tuned = at_lambda(M, tune(M, alpha), alpha=alpha, lower=lower, upper=upper, skew=skew)
+        return at_lambda(M, lam, alpha=alpha, lower=lower, upper=upper, skew=skew, share=share)
+    lam, e = tune(M, alpha, prior_slope=prior_slope, prior_var=prior_var)
+    tuned = at_lambda(M, lam, alpha=alpha, lower=lower, upper=upper, skew=skew, share=e)
     if not (tuned.lam > 0).any():
         return tuned
-    human = at_lambda(M, 0.0, alpha=alpha, lower=lower, upper=upper, skew=skew)
-    wider = tuned.half > human.half  # the skewness correction made it wider
-    outside = (tuned.centre + tuned.above < lower) | (tuned.centre - tuned.below > upper)
-    back = np.where(wider, 1, np.where(outside, 2, 0))
-    if not back.any():
+    outside = (tuned.lam > 0) & ((tuned.centre + tuned.above < lower) | (tuned.centre - tuned.below > upper))
+    if not outside.any():
         return tuned
-    keep = back > 0
-    return Rectified(*(np.where(keep, h, t) for h, t in zip(_fields(human), _fields(tuned))), M, back)
+    human = at_lambda(M, 0.0, alpha=alpha, lower=lower, upper=upper, skew=skew)
+    back = np.where(outside, 2, 0)
+    return Rectified(*(np.where(outside, h, t) for h, t in zip(_fields(human), _fields(tuned))), M, back,
+                     np.where(outside, 0.0, tuned.share))
 
 
 def _fields(r: Rectified) -> tuple:
@@ -365,18 +374,27 @@ def prepare(Y, Yhat, Yu, *, lower: float, upper: float) -> Moments:
     return moments(Y, Yhat, Yu, pseudo_rows(Y, Yhat.mean(axis=0), lower, upper), lower, upper)
 
 
-def joint_lambda(parts, *, alpha: float) -> float:
-    """One ``lam`` for several estimates (``parts``: their :class:`Moments`), minimising the mean over all
-    columns of ``t_{n-1-e} sqrt(V(lam))`` relative to its value at ``lam = 0`` on a grid of [0, 1]: on
-    average no wider than the human-only intervals. ``rank-systems`` uses it so that every system and every
-    pair is estimated with the same ``lam`` (each pair's difference is then the difference of the means)."""
-    ratios = []
+def joint_lambda(parts, *, alpha: float = 0.05, prior_slope: float = PRIOR_SLOPE,
+                 prior_var: float = PRIOR_VAR) -> tuple[float, float]:
+    """``(lam, e)`` for several estimates at once (``parts``: their :class:`Moments`): :func:`tune`'s rule on the
+    slope fitted to every column together (the pooled sums of squares and products), so that every system and
+    every pair of ``rank-systems`` is estimated with the same ``lam`` (each pair's difference is then the difference
+    of the means). ``alpha`` is unused, as in :func:`tune`."""
+    M0 = parts[0]
+    if not M0.N:
+        return 0.0, 0.0
+    yh = hh = res = dof = 0.0
     for M in parts:
-        ols, _ = _slope(M)
-        lam = _GRID[:, None] * np.ones_like(M.ybar)[None, :]
-        e = _share(lam, ols)
-        with np.errstate(invalid="ignore"):
-            W = t_quantile_df(M.n - 1 - e, alpha) * np.sqrt(np.maximum(variance(M, lam, e), 0))
-            ratios.append(np.where((W[0] > 0) & M.varies, W / W[0], 1.0))
-    objective = np.nan_to_num(np.hstack(ratios), nan=np.inf).mean(axis=1)
-    return float(_GRID[int(np.argmin(objective))]) if M.N else 0.0
+        keep = np.broadcast_to(M.varies, M.ybar.shape) & (M.S["hh"] > 0)
+        yh += float(M.S["yh"][keep].sum())
+        hh += float(M.S["hh"][keep].sum())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            res += float(np.maximum(M.S["yy"] - M.S["yh"] ** 2 / M.S["hh"], 0.0)[keep].sum())
+        dof += float((M.nv - 2)[keep].sum()) if np.ndim(M.nv) else float(M.nv - 2) * int(keep.sum())
+    if hh <= 0 or dof <= 0:
+        return float(np.clip(M0.N / (M0.N + M0.n) * prior_slope, 0.0, 1.0)), 0.0
+    ols, v = yh / hh, res / dof / hh
+    tau2 = max(prior_var, (ols - prior_slope) ** 2 - v)
+    w = tau2 / (tau2 + v)
+    lam = float(np.clip(M0.N / (M0.N + M0.n) * (w * ols + (1 - w) * prior_slope), 0.0, 1.0))
+    return lam, (w if lam > 0 else 0.0)
