@@ -112,6 +112,18 @@ def judge_block(n_judge: int, verdict: "JudgeVerdict | None") -> dict[str, Any] 
     return {"labels": int(n_judge), "calibration": None if verdict is None else verdict.to_dict()}
 
 
+WORTH_WITHHELD = ("judge worth withheld: the calibration says do not use this judge's labels (the PPI++ intervals stay "
+                  "valid: they gain little over the human-only ones)")
+"""Why every table and report leaves out "judge worth" for a judge whose verdict is "do not use" (one rule)."""
+
+
+def worth_withheld(block: Mapping[str, Any] | None) -> bool:
+    """True when a report's ``"judge"`` block (:func:`judge_block`) carries a "do not use" verdict: "judge worth" is
+    then withheld everywhere (terminal tables, ``--json``, the HTML reports) with :data:`WORTH_WITHHELD`."""
+    cal = block.get("calibration") if isinstance(block, Mapping) else None
+    return isinstance(cal, Mapping) and str(cal.get("band", "undefined")) in DO_NOT_USE
+
+
 def report_judge(data: Mapping[str, Any]) -> dict[str, Any] | None:
     """The ``"judge"`` block of a report dict; an ``estimate`` report without one (written before issue 25, or by
     the library without ``calibration``) still rests on judge labels: not calibrated, count unknown."""

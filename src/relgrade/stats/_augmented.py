@@ -246,7 +246,7 @@ def tune(M: Moments, alpha: float = 0.05, *, prior_slope: float = PRIOR_SLOPE,
         w = np.where(np.isfinite(v), tau2 / (tau2 + v), 0.0)
     beta = w * ols + (1 - w) * prior_slope
     lam = np.where(ok, np.clip(c * beta, 0.0, 1.0), 0.0)
-    return lam, np.where(lam > 0, w, 0.0)
+    return lam, np.where(lam > 0, c * w, 0.0)
 
 
 def _hall_inverse(x, s):
@@ -396,5 +396,6 @@ def joint_lambda(parts, *, alpha: float = 0.05, prior_slope: float = PRIOR_SLOPE
     ols, v = yh / hh, res / dof / hh
     tau2 = max(prior_var, (ols - prior_slope) ** 2 - v)
     w = tau2 / (tau2 + v)
-    lam = float(np.clip(M0.N / (M0.N + M0.n) * (w * ols + (1 - w) * prior_slope), 0.0, 1.0))
-    return lam, (w if lam > 0 else 0.0)
+    c = M0.N / (M0.N + M0.n)
+    lam = float(np.clip(c * (w * ols + (1 - w) * prior_slope), 0.0, 1.0))
+    return lam, (c * w if lam > 0 else 0.0)
