@@ -28,12 +28,17 @@ from relgrade.io import Qrels, Run
 from relgrade.metrics import Metric
 from relgrade.metrics._evaluate import text_table
 from relgrade.metrics._settings import DEFAULT_NO_ANSWER
-from relgrade.hybrid._estimate import _intervals, interval_names, label_settings, prepare, run_leaks, too_few_answerable
+from relgrade.hybrid._estimate import (_intervals, estimate, interval_names, label_settings, prepare, run_leaks,
+                                       too_few_answerable)
 from relgrade.hybrid._predict import DEFAULT_PREDICTION, predict
 from relgrade.hybrid._values import answerable, per_query_values
 from relgrade.hybrid._estimate_report import WIDTH_HELP, shown_ratio as _shown_ratio, worth_cell
 from relgrade.hybrid._plan import judge_worth
 from relgrade.hybrid._ppi import ppi_point
+
+
+OWN_NOTE = ("B - A is estimated with one lam for the difference and one prediction model over both runs' pools, so "
+            "its A and B can differ from each run's own estimate")
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,7 @@ class DifferenceEstimate:
     interval: str
     human_interval: str
     note: str | None = None
+    own: tuple[float, float] | None = None  # each run's own estimate, as relgrade estimate gives it (issue 36)
 
     @property
     def width_ratio(self) -> float | None:
@@ -64,7 +70,9 @@ class DifferenceEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {"ppi": {"a": self.a, "b": self.b, "value": self.diff, "ci95": list(self.ci95), "lam": self.lam,
-                        "interval": self.interval, "method": described(self.interval)},
+                        "interval": self.interval, "method": described(self.interval),
+                        "own": None if self.own is None else {"a": self.own[0], "b": self.own[1]},
+                        "why_a_b_differ_from_own": OWN_NOTE},
                 "human_only": {"value": self.human_only, "ci95": list(self.human_ci95), "n_queries": self.n_labeled,
                                "interval": self.human_interval, "method": described(self.human_interval)},
                 "judge_only": {"value": self.judge_only, "n_queries": self.n_queries},
@@ -106,9 +114,11 @@ class PairedReport:
                          "n/a" if d.judge_only is None else f"{d.judge_only:+.4f}",
                          "" if d.width_ratio is None else f"{d.width_ratio:.2f}", worth))
         n, N = len(self.labeled), len(self.labeled) + len(self.unlabeled)
+        own = [f"{name} A {d.own[0]:.4f}, B {d.own[1]:.4f}" for name, d in self.differences.items() if d.own]
         return "\n".join([f"B - A over {plural(n, 'human-labeled query', 'human-labeled queries')} of {N}; 95% intervals",
                           text_table(head, rows, "<><><>><"), WIDTH_HELP]
-                         + ([WORTH_WITHHELD] if worth_withheld(self.judge) else []))
+                         + ([WORTH_WITHHELD] if worth_withheld(self.judge) else [])
+                         + ([f"each run's own estimate (relgrade estimate): {'; '.join(own)}; {OWN_NOTE}"] if own else []))
 
 
 def compare_runs(
@@ -149,6 +159,8 @@ def compare_runs(
     ppi, human_only = _intervals(D, A, Dj, Ahat, n, no_answer, alpha, bounds=(-1.0, 1.0))
     judged = np.ones(len(population), bool) if no_answer == "zero" else Ahat > 0.5  # soft: more likely than not
     names, human_names = interval_names(no_answer, D, bounds=(-1.0, 1.0))
+    own = [estimate(r, human_q, sets, chosen, rel_threshold=rel_threshold, no_answer=no_answer, alpha=alpha,
+                    crossfit=crossfit, prediction=prediction, folds=folds, seed=seed).estimates for r in runs]
     out = {}
     for j, metric in enumerate(chosen):
         lam = float(ppi.lam[j])
@@ -170,7 +182,7 @@ def compare_runs(
             metric.name, each[0], each[1], diff, ci,
             float(human_only.value[j]), (float(human_only.lo[j]), float(human_only.hi[j])),
             float(Dj[judged, j].mean()) if judged.any() else None, n, len(population), lam, half,
-            worth, names[0], human_names[j], note)
+            worth, names[0], human_names[j], note, (own[0][metric.name].ppi, own[1][metric.name].ppi))
     notes = []
     absent = [q for q in labeled if any(q not in set(r.query_ids()) for r in runs)]
     if absent:

@@ -45,7 +45,7 @@ from relgrade.io import Run
 from relgrade.metrics import Metric, paired_difference, parse_metric
 from relgrade.metrics._evaluate import no_shared_queries
 from relgrade.metrics._settings import DEFAULT_NO_ANSWER, check_n_boot, check_no_answer, check_rel_threshold
-from relgrade.hybrid._estimate import too_few_answerable
+from relgrade.hybrid._estimate import estimate, too_few_answerable
 from relgrade.hybrid._predict import DEFAULT_PREDICTION, judge_sets, predict, union_qrels
 from relgrade.hybrid._values import answerable, per_query_values, split_queries
 from relgrade.hybrid._values import as_qrels as _as_qrels
@@ -102,6 +102,9 @@ class TauResult:
                 "interval": TAU_CI_NOTE}
 
 
+OWN_NOTE = ("the ppi column is estimated with one lam for every system and pair and one prediction model over "
+            "every run's pool, so that no pair's difference contradicts the ranking; it can differ from a system's own "
+            "estimate")
 TAU_CI_NOTE = (f"descriptive: {PERCENTILE.name} over queries; tau is a step function of the means and, with close "
                "systems, misses a true tau of 1 in about half of the draws at 15 labeled queries "
                "(benchmarks/tau_ci_coverage.py); decide on the pairwise differences")
@@ -118,6 +121,7 @@ class RankingReport:
     n_labeled: int
     n_queries: int
     settings: dict[str, Any] = field(default_factory=dict)
+    own: dict[str, float] = field(default_factory=dict)  # each system's own estimate, as relgrade estimate gives it
 
     @property
     def flipped(self) -> tuple[PairResult, ...]:
@@ -128,7 +132,8 @@ class RankingReport:
                 "rankings": {s: list(r) for s, r in self.rankings.items()},
                 "kendall_tau": {f"{t.x} vs {t.y}": t.to_dict() for t in self.taus},
                 "pairs": [p.to_dict() for p in self.pairs], "flipped_pairs": [f"{p.a} / {p.b}" for p in self.flipped],
-                "n_labeled": self.n_labeled, "n_queries": self.n_queries, "settings": self.settings}
+                "n_labeled": self.n_labeled, "n_queries": self.n_queries, "settings": self.settings,
+                "own_estimates": self.own, "why_ppi_differs_from_own": OWN_NOTE}
 
     def table(self) -> str:
         lines = [f"== {self.metric}: {plural(len(self.systems), 'system')}, {self.n_labeled} human-labeled of "
@@ -137,6 +142,9 @@ class RankingReport:
         for name in self.rankings["ppi"]:
             lines.append(f"{name:<24}" + "".join(f"{'n/a':>10}" if self.values[s][name] is None
                                                  else f"{self.values[s][name]:>10.4f}" for s in SOURCES))
+        if self.own:
+            lines.append(f"each system's own estimate (relgrade estimate): "
+                         + ", ".join(f"{name} {v:.4f}" for name, v in self.own.items()) + f"; {OWN_NOTE}")
         for t in self.taus:
             ci = "" if t.ci95 is None else f"  95% CI [{t.ci95[0]:+.2f}, {t.ci95[1]:+.2f}]"
             tau = "undefined" if t.tau is None else f"{t.tau:+.3f}"
@@ -293,4 +301,7 @@ def rank_systems(
                 "n_boot": n_boot, "n_perm": n_perm, "seed": seed, "lam": lam, "width_ratio": width_ratio,
                 "prediction": pred.description,
                 "interval": RATIO_INTERVAL if exclude else JOINT_INTERVAL}
-    return RankingReport(metric.name, names, values, rankings, tuple(taus), tuple(pairs), n, n + N, settings)
+    own = {name: estimate(run, human_q, sets, [metric], rel_threshold=rel_threshold, no_answer=no_answer,
+                          prediction=prediction, folds=folds, seed=seed).estimates[metric.name].ppi
+           for name, run in runs.items()}
+    return RankingReport(metric.name, names, values, rankings, tuple(taus), tuple(pairs), n, n + N, settings, own)
