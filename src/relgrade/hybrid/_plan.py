@@ -10,7 +10,8 @@ range (``2 * half``), the one definition the width ratio uses too.
 * **Judge worth**: the ``m`` at which the human-only interval would be as narrow as the PPI one, both as shown
   (intersected with the range; none when the PPI interval shown is not the narrower).
 * PPI at ``m`` labeled queries of the ``Q`` in the population (``N = Q - m`` unlabeled): the pilot's
-  variances (the augmented rows' ``S_yy, S_yh, S_hh`` and ``s^2(Yu)``), ``lam`` re-tuned for ``m``,
+  variances (the augmented rows' ``S_yy, S_yh, S_hh`` and ``s^2(Yu)``), ``lam = N / (N + m)`` times the pilot's
+  shrunk slope (:func:`relgrade.stats._augmented.tune`),
   ``V_m = lam^2 s^2(Yu) / N + (S_yy - 2 lam S_yh + lam^2 S_hh) / ((nv - 1) m)``, scaled by the factor that
   makes it the PPI interval at ``m = n`` (the pilot's small-sample corrections, kept as they are: they only
   shrink as ``m`` grows). A projection from a pilot, not a guarantee.
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from relgrade.stats._augmented import SKEW_CAP, Moments, _hall_inverse, t_quantile_df
+from relgrade.stats._augmented import SKEW_CAP, Moments, _hall_inverse, t_quantile_df, tune
 
 _MAX_QUERIES = 1_000_000
 
@@ -66,13 +67,21 @@ def judge_worth(*, n: int, human_half_n: float, ppi_width: float, human_width: f
                      <= ppi_width, float(n), float(_MAX_QUERIES))
 
 
+def _as_columns(M: Moments) -> Moments:
+    """One column's scalar moments (:func:`relgrade.stats._augmented.column`) as one-column arrays, for ``tune``."""
+    a = lambda x: np.atleast_1d(np.asarray(x, dtype=np.float64))  # noqa: E731
+    return Moments(M.n, M.N, a(M.nv), a(M.ybar), a(M.hbar), a(M.yc), a(M.hc), {k: a(v) for k, v in M.S.items()},
+                   a(M.ubar), a(M.su), a(M.k3u), np.atleast_1d(M.kind), np.atleast_1d(M.varies))
+
+
 def _ppi_half_formula(M: Moments, m: np.ndarray, population: int, alpha: float) -> np.ndarray:
     """The PPI half-width at each ``m`` labeled queries from the pilot's variances (module docstring)."""
     S = M.S
     N = population - m
+    lam_n, _ = tune(_as_columns(M))
+    beta = float(lam_n[0]) * (M.N + M.n) / M.N if M.N else 0.0  # the pilot's shrunk slope (tune's rule)
     with np.errstate(divide="ignore", invalid="ignore"):
-        den = S["hh"] + (M.nv - 1) * (m / np.maximum(N, 1e-300)) * M.su
-        lam = np.where((N >= 1) & (den > 0) & (M.N > 0), np.clip(S["yh"] / den, 0.0, 1.0), 0.0)
+        lam = np.where((N >= 1) & (M.N > 0), np.clip(beta * N / np.maximum(N + m, 1e-300), 0.0, 1.0), 0.0)
         rect = (S["yy"] - 2 * lam * S["yh"] + lam * lam * S["hh"]) / (M.nv - 1)
         V = np.where(lam > 0, lam * lam * M.su / np.maximum(N, 1), 0.0) + rect / m
     return t_quantile_df(m - 1, alpha) * np.sqrt(V)
