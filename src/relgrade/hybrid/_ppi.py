@@ -9,11 +9,10 @@ lam=lam)``; the interval and the choice of ``lam`` are :mod:`relgrade.stats._aug
   as half a pseudo-query in each (human, judge) cell, and ``s ** PLUS_TWO_POWER`` of it for a graded metric with a share
   ``s`` of its values at a bound; a far-bound row with a neutral judge value for a constant graded sample),
   so ``lam = 0`` gives the human-only interval exactly;
-* ``lam`` minimises the interval's own half-width, small-sample corrections included (a degree of freedom
-  for the share of the fitted slope used, the slope's error times the judge's mean shift), over
-  ``[0, min(1, fitted slope)]``: the PPI interval is never wider than the human-only one (before both are
-  intersected with the metric's range), and a judge that agrees with the humans on every labeled query gets
-  the ``lam`` its variances call for, not ``lam = 1``;
+* ``lam = N / (N + n)`` times the fitted slope shrunk toward 1, a prediction's own slope (:func:`relgrade.stats.
+  _augmented.tune`), with the small-sample corrections for the share the labels chose (a degree of freedom, the
+  slope's error times the judge's mean shift): narrower than the human-only interval on average, not on every
+  sample (issue 35: the per-sample cap cost coverage exactly where the judge would have corrected the sample);
 * Student t with ``n - 1 - e`` degrees of freedom and Hall's skewness correction for graded metrics.
 
 Coverage (``tests/stats/test_coverage.py``, ``benchmarks/ppi_trec_dl.py``): exact enumeration for 0/1 metrics
@@ -22,7 +21,8 @@ at n = 5-30 over true means 0.02-0.98 and judges from useless to perfect, simula
 The interval is valid whatever the judge's quality, as long as the human-labeled queries are a uniform random
 sample of all queries (``relgrade sample --design queries``). Degenerate cases are explicit, never NaN:
 fewer than 2 labeled queries is an :class:`~relgrade.InputError`; with no unlabeled query, or a judge whose
-values are constant over all queries, ``lam = 0`` and ``note`` says so.
+values are constant over all queries, ``lam = 0`` and ``note`` says so; constant human values show nothing of the
+judge's slope, so ``lam`` is the prior's (the judge corrects a sample that is all at one value by luck).
 """
 
 from __future__ import annotations
