@@ -235,6 +235,87 @@ def replaced_table(nist, topics, runs, H, juries, metrics, *, n: int, N: int, dr
         summarise(name, cols, metrics, n, N)
 
 
+GRID_N = (5, 10, 30)
+
+
+def grid_table(nist, topics, runs, juries, metrics, *, draws: int, rng, thresholds=(1, 2), ns=GRID_N,
+               partner=None) -> None:
+    """Issue 35's grid: n labeled queries (with replacement, each draw a query of its own id) and N = 10n, 50n and
+    5,000 unlabeled ones (with replacement), at relevant >= 1 and >= 2, per prediction kind: PPI coverage with its
+    misses by side (interval above / below the truth), the width ratio as shown (mean PPI width / mean human-only
+    width: the ratio of expected widths, which the bound bounds; the mean of per-draw ratios is biased upward by
+    Jensen's inequality at n = 10), the share of draws where PPI is the wider, the bound sqrt(1 - r^2 N / (n + N))
+    with r over the draw's out-of-fold queries, and the RMSE ratio. Each draw fits the prediction once on its n
+    labeled queries with every one of the 54 as an unlabeled copy (:func:`copies`), whose predictions the N
+    unlabeled draws index. ``partner``: a second judge of another kappa, for "two judges add up" (item 4)."""
+    from relgrade.hybrid import JudgeSet, human_only_means, per_query_values, ppi_means, predict
+    from relgrade.io import Qrels, Run
+
+    kinds = {"soft (default)": ("soft", 1), "hard": ("hard", 1), "soft, 2 judges": ("soft", 2)}
+    for name, jury in juries.items():
+        sets = judge_sets(name, jury)
+        if partner is not None:
+            sets = sets[:1] + judge_sets("partner", [partner])
+            kinds = {"soft (default)": ("soft", 1), f"soft + kappa {partner.kappa:.2f}": ("soft", 2)}
+        for thr in thresholds:
+            H = np.stack([per_query_values(Qrels(nist), r, metrics, topics, rel_threshold=thr) for r in runs], axis=1)
+            for n in ns:
+                data = {kind: {"idx": [], "P": [], "F": []} for kind in kinds}
+                for draw in range(draws):
+                    idx = rng.integers(0, len(topics), n)
+                    picks = [(k, topics[i]) for k, i in enumerate(idx)]
+                    druns, dsets = drawn(picks, runs, sets)
+
+                    def add(d, orig):
+                        return {**d, **{f"{q}~u": v for q, v in orig.items()}}
+
+                    runs2 = [Run.from_dict(add(dr.to_dict(), r.to_dict()), name=r.name) for dr, r in zip(druns, runs)]
+                    sets2 = [JudgeSet(ds.name, Qrels(add(ds.grades.to_dict(), js.grades.to_dict())),
+                                      add(dict(ds.raw), dict(js.raw)), add(dict(ds.expected), dict(js.expected)),
+                                      ds.scale) for ds, js in zip(dsets, sets)]
+                    human = {f"{q}@{k}": nist[q] for k, q in picks}
+                    for kind, (how, k) in kinds.items():
+                        pred = predict(runs2, human, sets2[:k], metrics, rel_threshold=thr, prediction=how, seed=draw)
+                        at = {q: i for i, q in enumerate(pred.queries)}
+                        data[kind]["idx"].append(idx)
+                        data[kind]["P"].append(pred.values[:, [at[f"{q}@{k}"] for k, q in picks]].transpose(1, 0, 2))
+                        data[kind]["F"].append(pred.values[:, [at[f"{q}~u"] for q in topics]].transpose(1, 0, 2))
+                for N in (10 * n, 50 * n, 5000):
+                    print(f"\n{name}, relevant >= {thr}, n = {n} labeled, N = {N} unlabeled, {draws} draws x "
+                          f"{len(runs)} systems: PPI coverage (misses above / below), width ratio as shown, "
+                          "bound at N, share wider, RMSE ratio", flush=True)
+                    print(f"{'prediction':<24}" + "".join(f"{m.name:>44}" for m in metrics))
+                    for kind in kinds:
+                        cells = []
+                        for j in range(len(metrics)):
+                            cells.append(_grid_cell(H[:, :, j], data[kind], j, n, N, rng, human_only_means, ppi_means))
+                        print(f"{kind:<24}" + "".join(f"{c:>44}" for c in cells), flush=True)
+
+
+def _grid_cell(H, data, j: int, n: int, N: int, rng, human_only_means, ppi_means) -> str:
+    """One metric's cell of :func:`grid_table` (H: queries x systems); systems whose metric is the same on every
+    query (nothing to estimate) are left out of the bound."""
+    Y, P, U, T, bound = [], [], [], [], []
+    for idx, Pd, Fd in zip(data["idx"], data["P"], data["F"]):
+        Pd, Fd = Pd[:, :, j], Fd[:, :, j]
+        u = rng.integers(0, H.shape[0], N)
+        out = np.setdiff1d(np.arange(H.shape[0]), idx)  # r over out-of-fold predictions only
+        for s in range(H.shape[1]):
+            Y.append(H[idx, s]), P.append(Pd[:, s]), U.append(Fd[u, s]), T.append(H[:, s].mean())
+            h, f = np.r_[H[out, s], H[idx, s]], np.r_[Fd[out, s], Pd[:, s]]
+            if np.ptp(H[:, s]) > 0:
+                r = np.corrcoef(h, f)[0, 1] if np.ptp(f) > 0 else 0.0
+                bound.append(np.sqrt(1 - r * r * N / (n + N)))
+    Y, P, U, T = np.array(Y).T, np.array(P).T, np.array(U).T, np.array(T)
+    ppi, hum = ppi_means(Y, P, U), human_only_means(Y)
+    cover = np.mean((ppi.lo <= T) & (T <= ppi.hi))
+    above, below = np.mean(ppi.lo > T), np.mean(ppi.hi < T)
+    ratio = ppi.width.mean() / hum.width.mean()
+    wider = np.mean(ppi.width > hum.width + 1e-12)
+    rmse = np.sqrt(np.mean((ppi.value - T) ** 2) / np.mean((hum.value - T) ** 2))
+    return f"{cover:.3f} ({above:.3f}/{below:.3f}) {ratio:.3f} {np.mean(bound):.3f} {wider:.2f} {rmse:.3f}"
+
+
 def local_grades(cache: Path, data: Path, runs, depth: int) -> dict[str, dict[str, int]]:
     """The local judge's grades of every run's top ``depth`` pairs, judged once and cached in ``cache`` (qrels)."""
     if not cache.is_file():
@@ -276,6 +357,13 @@ def main() -> int:
                     "drawn with replacement from the 54 (default: the 54 - n others)")
     ap.add_argument("--pred-draws", type=int, default=100, help="draws of the prediction table (0: skip it)")
     ap.add_argument("--rel-threshold", type=int, default=2)
+    ap.add_argument("--grid", type=int, default=0, metavar="DRAWS", help="issue 35's grid instead of the tables above: "
+                    "n = 5, 10, 30 labeled and N = 10n, 50n, 5000 unlabeled queries (all with replacement), relevant "
+                    ">= 1 and >= 2, DRAWS draws per n (each --kappa)")
+    ap.add_argument("--grid-n", type=int, nargs="+", default=list(GRID_N), help="labeled queries of the grid")
+    ap.add_argument("--grid-thresholds", type=int, nargs="+", default=[1, 2], help="relevance thresholds of the grid")
+    ap.add_argument("--grid-partner", type=float, default=None, metavar="KAPPA", help="the grid compares the first "
+                    "judge alone with it and a second judge of this kappa, calibrated jointly (judges that add up)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     if not (args.data / "qrels.txt").is_file():
@@ -312,6 +400,13 @@ def main() -> int:
         judges[Path(path).name] = [labels]
     if args.local is not None:
         judges["local judge"] = [local_grades(args.local, args.data, runs, depth=10)]
+    if args.grid:
+        rng = np.random.default_rng(args.seed)
+        partner = None if args.grid_partner is None else llm_judge(nist, args.grid_partner, surf=surf, seed=args.seed + 7)
+        grid_table(nist, topics, runs, juries, metrics, draws=args.grid, rng=rng, thresholds=args.grid_thresholds,
+                   ns=args.grid_n, partner=partner)
+        print(f"\n({time.perf_counter() - t0:.0f} s)")
+        return 0
     print(f"TREC DL 2020 passage: {Q} queries, {sum(map(len, nist.values()))} NIST labels; relevant = grade >= {thr}; "
           f"{len(runs)} systems; {args.draws} draws of n labeled + "
           f"{f'{Q} - n' if args.unlabeled is None else args.unlabeled} unlabeled queries with replacement per "

@@ -62,9 +62,10 @@ PLUS_TWO = Construction(
                 "bound (after Agresti & Coull)")
 PPI = Construction(
     "PPI++", "prediction-powered (Angelopoulos et al. 2023, power-tuned): the judge's prediction on every query "
-             "corrected by the human–prediction difference on the human-labeled queries; lam chosen to minimise this "
-             "interval's own width over the human-only interval's pseudo-observations, so lam = 0 gives exactly the "
-             "human-only interval and it is never wider; Student t with a degree of freedom spent on the fitted lam, "
+             "corrected by the human–prediction difference on the human-labeled queries; lam = N/(N+n) times the "
+             "fitted slope shrunk toward 1 (a calibrated prediction's), never chosen by looking at the interval, over "
+             "the human-only interval's pseudo-observations, so lam = 0 gives exactly the human-only interval; "
+             "narrower on average, not on every sample; Student t with the degrees of freedom the labels spent on lam, "
              "Hall's skewness correction for a graded metric")
 PPI_JOINT = Construction(
     "PPI++ joint", "the PPI++ interval with one lam for every system and pair of rank-systems, so a pair's difference "

@@ -131,6 +131,18 @@ def judge_block(n_judge: int, verdict: "JudgeVerdict | None", audit: "AuditVerdi
             "audit": None if audit is None else audit.to_dict()}
 
 
+WORTH_WITHHELD = ("judge worth withheld: the calibration says do not use this judge's labels (the PPI++ intervals stay "
+                  "valid: they gain little over the human-only ones)")
+"""Why every table and report leaves out "judge worth" for a judge whose verdict is "do not use" (one rule)."""
+
+
+def worth_withheld(block: Mapping[str, Any] | None) -> bool:
+    """True when a report's ``"judge"`` block (:func:`judge_block`) carries a "do not use" verdict: "judge worth" is
+    then withheld everywhere (terminal tables, ``--json``, the HTML reports) with :data:`WORTH_WITHHELD`."""
+    cal = block.get("calibration") if isinstance(block, Mapping) else None
+    return isinstance(cal, Mapping) and str(cal.get("band", "undefined")) in DO_NOT_USE
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 

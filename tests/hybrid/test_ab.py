@@ -42,7 +42,9 @@ def test_difference_is_ppi_on_the_per_query_difference_beside_the_human_only_pai
         assert d.human_ci95 == pytest.approx(ref.ci95) and d.human_only == pytest.approx(ref.diff)
         assert d.human_ci95 == pytest.approx(tuple(x[0] for x in (human_only_means(D, lower=-1, upper=1).lo,
                                                                   human_only_means(D, lower=-1, upper=1).hi)))
-        assert d.width_ratio <= 1 and d.judge_only == pytest.approx(Dj.mean())
+        # issue 35: the width ratio and the judge worth are read off the two intervals as printed
+        assert d.width_ratio == pytest.approx((d.ci95[1] - d.ci95[0]) / (d.human_ci95[1] - d.human_ci95[0]))
+        assert (d.effective_n is None) == (d.width_ratio >= 1) and d.judge_only == pytest.approx(Dj.mean())
     settings = report.to_dict()["settings"]
     assert settings["kind"] == "compare" and settings["paired"] and settings["runs"] == ["b", "a"]
     assert settings["interval"]["ppi"] == "PPI++" and settings["prediction"]["kind"] == "hard"

@@ -49,12 +49,13 @@ def test_estimate_matches_evaluate_and_ppi_py(world):
         assert e.lam == pytest.approx(ppi.lam[0], abs=1e-12)
         assert e.ppi_ci95 == pytest.approx((min(ppi.lo[0], e.ppi), max(ppi.hi[0], e.ppi)))
         assert e.human_ci95 == pytest.approx((human_only.lo[0], human_only.hi[0]))
-        # one half-width for the width ratio and the judge worth, both before clipping
-        assert e.width_ratio == pytest.approx(ppi.half[0] / human_only.half[0]) and e.width_ratio <= 1
-        worth = judge_worth(n=n, human_half_n=human_only.half[0], ppi_half=ppi.half[0],
-                            skew_n=human_only.est.skew[0], lam=ppi.lam[0])
+        # issue 35: the width ratio and the judge worth read the two intervals as printed
+        shown_p, shown_h = e.ppi_ci95[1] - e.ppi_ci95[0], e.human_ci95[1] - e.human_ci95[0]
+        assert e.width_ratio == pytest.approx(shown_p / shown_h)
+        worth = judge_worth(n=n, human_half_n=human_only.half[0], ppi_width=shown_p, human_width=shown_h,
+                            skew_n=human_only.est.skew[0])
         assert e.effective_n == (None if worth is None else pytest.approx(worth))
-        assert (e.effective_n is None) == (e.lam == 0)
+        assert (e.effective_n is None) == (e.width_ratio >= 1)
         if e.effective_n is not None:
             assert e.effective_labels == pytest.approx(e.effective_n * 8)
         binary = bool(np.isin(y, (0.0, 1.0)).all())  # the human-only interval of a 0/1 metric is plus-two
@@ -119,7 +120,7 @@ def test_a_constant_metric_gets_a_documented_value_not_nan(world):
     assert e.human_only == 1.0 and e.human_ci95 == pytest.approx((low, 1.0))
     assert np.isfinite(e.ppi) and np.isfinite(e.ppi_ci95).all() and e.ppi_ci95[1] - e.ppi_ci95[0] > 0.05
     assert e.note is None or "metric is constant" not in e.note
-    assert e.width_ratio <= 1 and (e.effective_n is None) == (e.lam == 0)
+    assert (e.effective_n is None) == (e.width_ratio >= 1)
 
 
 def test_an_all_unjudged_judge_is_refused_in_one_line(world, files, tmp_path, capsys):

@@ -213,7 +213,8 @@ def test_gate_records_which_prediction_each_report_used():
 
 def test_soft_prediction_blends_the_calibrated_expectation_with_each_judges_own_metric(monkeypatch):
     """The default prediction is half the calibrated expectation and half the metric on the judges' own grades,
-    averaged over the judges that graded the query; a query no judge graded keeps the expectation alone."""
+    over the judges that graded the query, each weighted by r^2 / (1 - r^2) with r the correlation of its own metric
+    with the calibrated expectation (issue 35); a query no judge graded keeps the expectation alone."""
     import relgrade.hybrid._soft as soft
 
     truth, human, judges, run = jury(7)
@@ -225,10 +226,18 @@ def test_soft_prediction_blends_the_calibrated_expectation_with_each_judges_own_
     calibrated = predict(run, human, judges, METRICS)
     hard = [per_query_values(Qrels(j), run, METRICS, blended.queries) for j in judges]
     graded = np.array([[q in j for q in blended.queries] for j in judges], dtype=float)  # judges x queries
-    mean_hard = np.einsum("jq,jqm->qm", graded, np.stack(hard)) / np.maximum(graded.sum(axis=0), 1)[:, None]
+    weight = np.zeros((len(judges), len(METRICS)))
+    for k in range(len(judges)):
+        at = graded[k] > 0
+        for m in range(len(METRICS)):
+            r = np.clip(np.corrcoef(hard[k][at, m], calibrated.values[0][at, m])[0, 1], 0, 0.99)
+            weight[k, m] = r * r / (1 - r * r)
+    wq = graded[:, :, None] * weight[:, None, :]  # judges x queries x metrics
+    mean_hard = (wq * np.stack(hard)).sum(axis=0) / np.maximum(wq.sum(axis=0), 1e-300)
     want = np.where(graded.any(axis=0)[:, None], (calibrated.values[0] + mean_hard) / 2, calibrated.values[0])
     assert blended.values[0] == pytest.approx(want, abs=1e-12)
+    assert (weight > 0).all() and not np.allclose(weight[0], weight[1])  # two judges of different quality
     i30, i2 = blended.queries.index("q30"), blended.queries.index("q2")
     assert blended.values[0, i30] == pytest.approx((calibrated.values[0, i30] + hard[0][i30]) / 2)
     assert blended.values[0, i2] == pytest.approx(calibrated.values[0, i2])
-    assert "equal weights" in blended.description["blend"]
+    assert "r^2 / (1 - r^2)" in blended.description["blend"]

@@ -33,7 +33,9 @@ def test_every_pair_difference_is_the_difference_of_the_ranked_means(world, rule
         if abs(d.diff) > 1e-12:  # the sign agrees with the PPI ranking
             assert (d.diff > 0) == (position[p.b] < position[p.a])
         assert d.ci95[0] <= d.diff + 1e-12 and d.diff <= d.ci95[1] + 1e-12
-    assert 0 <= rep.settings["lam"] <= 1 and rep.settings["width_ratio"] <= 1  # never worse on average
+    # one lam (issue 35: chosen without looking at the intervals, so one sample's mean width ratio may exceed 1;
+    # narrower on average: tests/hybrid/test_ppi.py, benchmarks/ppi_trec_dl.py)
+    assert 0 <= rep.settings["lam"] <= 1 and 0 < rep.settings["width_ratio"] < 1.5
     assert rep.settings["interval"] == ("PPI++ ratio" if rule == "exclude"
                                         else "PPI++ joint")
 

@@ -57,14 +57,22 @@ def test_ppi_interval_of_a_01_metric_has_exact_coverage_at_every_true_mean(n):
             pu = binom.pmf(np.arange(N + 1), N, cells[1] + cells[3])
             held = sum(w * (pmf * ((e.lo <= p) & (p <= e.hi))).sum() for w, e in zip(pu, by_u))
             cov.append(held)
-            ratios.append(sum(w * (pmf * e.half).sum() for w, e in zip(pu, by_u)) / (pmf * human.half).sum())
+            ratios.append(sum(w * (pmf * e.width).sum() for w, e in zip(pu, by_u)) / (pmf * human.width).sum())
         worst = int(np.argmin(cov))
         print(f"0/1 metric n={n} judge={name}: exact PPI coverage min {cov[worst]:.3f} at p={P_GRID[worst]:.2f}, "
-              f"mean width ratio {np.mean(ratios):.3f}")
+              f"mean width ratio {np.mean(ratios):.3f} (at most {max(ratios):.3f})")
         assert min(cov) >= (0.93 if n == 5 else 0.94)
-        assert max(ratios) <= 1 + 1e-12  # never wider than the human-only interval, on average or per sample
+        # issue 35: widths as shown, narrower on average for a judge with information from 10 labeled queries; a
+        # judge with none costs a little (lam is not chosen by looking at the interval it makes), and at 5 the degree
+        # of freedom lam's tuning spends costs a 0/1 judge of medium quality up to 4% (measured 1.029-1.039)
+        if n == 5:
+            assert np.mean(ratios) <= 1.05
+        elif name == "useless":
+            assert np.mean(ratios) <= 1.02
+        else:
+            assert np.mean(ratios) < 0.97
     for e in by_u:
-        assert (e.half <= human.half + 1e-12).all() and (e.width > 0).all()
+        assert (e.width > 0).all()
 
 
 def _world(kind: str, rng, size: int) -> np.ndarray:
@@ -114,15 +122,45 @@ def test_ppi_and_human_only_cover_graded_metrics_drawn_with_replacement(world, n
         ppi, human = ppi_means(y[i], yh[i], yh[iu]), human_only_means(y[i])
         cp, ch = (float(np.mean((e.lo <= truth) & (truth <= e.hi))) for e in (ppi, human))
         held, zero = (ppi.lo <= truth) & (truth <= ppi.hi), ppi.lam == 0
-        print(f"graded {world} n={n} judge={judge}: PPI coverage {cp:.3f}, human-only {ch:.3f}, "
-              f"width ratio {ppi.half.mean() / human.half.mean():.2f}; lam = 0 in {zero.mean():.3f} of the draws, "
+        print(f"graded {world} n={n} judge={judge}: PPI coverage {cp:.3f}, human-only {ch:.3f}, misses "
+              f"{np.mean(ppi.lo > truth):.3f} above / {np.mean(ppi.hi < truth):.3f} below, width ratio "
+              f"{ppi.width.mean() / human.width.mean():.2f}; lam = 0 in {zero.mean():.3f} of the draws, "
               f"covering {held[zero].mean() if zero.any() else float('nan'):.3f} there, "
               f"{held[~zero].mean() if (~zero).any() else float('nan'):.3f} elsewhere")
         near_bound = world in ("near 0", "near 1")  # 40% of the queries at one bound: heavy skew
         floor = 0.92 if near_bound and n == 5 else 0.93  # targets 0.93 at n = 5, 0.94 from 10
         assert cp >= floor and ch >= floor  # 2000 draws: standard error 0.005-0.007
         assert cp >= ch - 0.025  # the judge costs little coverage where the humans alone barely hold
-        assert (ppi.half <= human.half + 1e-12).all()
+        ratio = ppi.width.mean() / human.width.mean()  # issue 35: narrower on average (as shown), not per sample
+        assert ratio <= (1.06 if judge == "useless" else 0.9)
+
+
+@pytest.mark.parametrize("n", [10, 30])
+def test_ppi_covers_when_the_judge_labels_fifty_times_the_queries(n):
+    """issue 35, where users live: 10-30 labeled queries and 50 times as many judged (both drawn with replacement).
+    Measured (2000 draws): 0.935-0.988 for every judge in the middle and MRR worlds and for the good, biased and
+    95%-agreeing judges near a bound; the medium judge (noise 0.2 on the truth, clipped to [0, 1]: a prediction
+    whose slope is 0.64, with a point mass at the bound) covers 0.92-0.94 near a bound, and the useless one
+    0.935-0.954 (human-only 0.95-0.96). The human-only interval there relies on Hall's correction and the
+    plus-two share; the rectified values have a point mass that ten queries rarely show. The README's Limits
+    quote these; on TREC DL 2020 with LLM-like judges (benchmarks/ppi_trec_dl.py --grid) PPI covers 0.94 or more."""
+    rng = np.random.default_rng(7 * n)
+    reps, pop = 2000, 100_000
+    for world in ("middle", "near 0", "near 1", "mrr"):
+        y = _world(world, rng, pop)
+        truth = y.mean()
+        for judge in ("useless", "medium", "good", "biased", "agrees 95%"):
+            yh = _judge(judge, y, world, rng)
+            i, iu = rng.integers(0, pop, (n, reps)), rng.integers(0, pop, (50 * n, reps))
+            ppi, human = ppi_means(y[i], yh[i], yh[iu]), human_only_means(y[i])
+            cp = float(np.mean((ppi.lo <= truth) & (truth <= ppi.hi)))
+            above, below = float(np.mean(ppi.lo > truth)), float(np.mean(ppi.hi < truth))
+            ratio = ppi.width.mean() / human.width.mean()
+            print(f"N = 50n: {world} n={n} judge={judge}: PPI coverage {cp:.3f} (misses {above:.3f} above, {below:.3f} "
+                  f"below), width ratio {ratio:.2f}, wider on {np.mean(ppi.width > human.width + 1e-12):.1%}")
+            hard = judge in ("medium", "useless") and world != "middle"
+            assert cp >= (0.915 if hard else 0.93)
+            assert ratio <= (1.03 if judge == "useless" else 0.9)
 
 
 def test_skewness_correction_balances_the_misses_of_a_skewed_metric():

@@ -193,7 +193,7 @@ def estimate(run_path, human_path, judge_paths, prediction, folds, ks, metrics, 
     click.echo(report.table())
     notes: dict[str, list[str]] = {}  # each note once, with the metrics it concerns
     for name, e in report.estimates.items():
-        if e.effective_n is not None:
+        if e.effective_n is not None and not report.worth_withheld:
             click.echo(f"{name}: the judge was worth {e.effective_n:.0f} human-labeled queries "
                        f"(~{e.effective_labels:.0f} human labels) where {e.n_labeled} were labeled")
         if e.plan is not None:

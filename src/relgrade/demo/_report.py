@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from relgrade._intervals import MEAN_CI, PLUS_TWO, STUDENT_T
-from relgrade._verdict import DO_NOT_USE, NOT_ALONE, tone
+from relgrade._verdict import DO_NOT_USE, NOT_ALONE, WORTH_WITHHELD, tone
+from relgrade.hybrid._estimate_report import WIDTH_HELP, worth_cell
 from relgrade._words import plural as _plural
 
 METRICS = ("recall@5", "recall@10", "mrr", "ndcg@5", "ndcg@10", "precision@5")
@@ -78,8 +79,7 @@ def _metrics_table(evals: dict[str, dict]) -> str:
 
 
 def _ppi_table(estimates: dict[str, Any], calibration, golden: dict[str, dict] | None = None) -> str:
-    unreliable = judge_unreliable(calibration)
-    show_worth = not unreliable
+    show_worth = not any(rep.worth_withheld for rep in estimates.values())  # one rule: relgrade._verdict
     head = ["run", "metric", "PPI++ (95% CI)", "human-only (95% CI)", "judge-only"]
     if show_worth:
         head.append("judge worth")
@@ -90,8 +90,7 @@ def _ppi_table(estimates: dict[str, Any], calibration, golden: dict[str, dict] |
                      f"{e.human_only:.3f} <span class='small'>{_ci(e.human_ci95)}</span>",
                      "n/a" if e.judge_only is None else f"{e.judge_only:.3f}"]
             if show_worth:
-                cells.append(f"{e.effective_n:.0f} queries (of {e.n_labeled} labeled)" if e.effective_n is not None
-                             else "none: the PPI++ interval is the human-only one (lam = 0)" if e.lam == 0 else "n/a")
+                cells.append(escape(worth_cell(e.effective_n, e.n_labeled, e.lam, e.width_ratio)))
             for sentence in dict.fromkeys((e.note or "").split("; ")) if e.note else ():
                 notes.setdefault(sentence, []).append(f"{n} {m}")
             rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
@@ -107,13 +106,9 @@ def _ppi_table(estimates: dict[str, Any], calibration, golden: dict[str, dict] |
                        "the prediction gets wrong."),
     ]
     if show_worth:
-        cols.append(("judge worth", "how many human-labeled queries the human-only interval would need to be as "
-                                    "narrow as the PPI++ one (n × (human-only width / PPI++ width)²); none when the "
-                                    "judge adds nothing (lam = 0: the PPI++ interval is the human-only one)."))
+        cols.append(("judge worth", escape(WIDTH_HELP.split("; ", 1)[1]) + "."))
     else:
-        cols.append(("no “judge worth” column", "the calibration verdict says not to use this judge's labels "
-                     f"(κ band {escape(calibration.verdict.band)}), so what it would save is not shown; its PPI++ "
-                     "intervals are still valid but gain nothing over human-only ones."))
+        cols.append(("no “judge worth” column", escape(WORTH_WITHHELD) + "."))
     legend = "<dl class='cols'>" + "".join(f"<dt>{escape(t)}</dt><dd>{d}</dd>" for t, d in cols) + "</dl>"
     note_html = ("<details><summary>Notes on degenerate intervals (" + str(len(notes)) + ")</summary><ul>"
                  + "".join(f"<li>{escape(', '.join(where))}: {escape(x)}</li>" for x, where in notes.items())

@@ -22,17 +22,23 @@ from typing import Any
 import numpy as np
 
 from relgrade._intervals import described
-from relgrade._verdict import judge_block
+from relgrade._verdict import WORTH_WITHHELD, judge_block, worth_withheld
 from relgrade._words import plural
 from relgrade.io import Qrels, Run
 from relgrade.metrics import Metric
 from relgrade.metrics._evaluate import text_table
 from relgrade.metrics._settings import DEFAULT_NO_ANSWER
-from relgrade.hybrid._estimate import _intervals, interval_names, label_settings, prepare, run_leaks, too_few_answerable
+from relgrade.hybrid._estimate import (_intervals, estimate, interval_names, label_settings, prepare, run_leaks,
+                                       too_few_answerable)
 from relgrade.hybrid._predict import DEFAULT_PREDICTION, predict
 from relgrade.hybrid._values import answerable, per_query_values
+from relgrade.hybrid._estimate_report import WIDTH_HELP, shown_ratio as _shown_ratio, worth_cell
 from relgrade.hybrid._plan import judge_worth
 from relgrade.hybrid._ppi import ppi_point
+
+
+OWN_NOTE = ("B - A is estimated with one lam for the difference and one prediction model over both runs' pools, so "
+            "its A and B can differ from each run's own estimate")
 
 
 @dataclass(frozen=True)
@@ -55,14 +61,18 @@ class DifferenceEstimate:
     interval: str
     human_interval: str
     note: str | None = None
+    own: tuple[float, float] | None = None  # each run's own estimate, as relgrade estimate gives it (issue 36)
 
     @property
     def width_ratio(self) -> float | None:
-        return self.half_widths[0] / self.half_widths[1] if self.half_widths[1] > 0 else None
+        """PPI / human-only interval width, both as shown (:mod:`relgrade.hybrid._estimate_report`)."""
+        return _shown_ratio(self.ci95, self.human_ci95)
 
     def to_dict(self) -> dict[str, Any]:
         return {"ppi": {"a": self.a, "b": self.b, "value": self.diff, "ci95": list(self.ci95), "lam": self.lam,
-                        "interval": self.interval, "method": described(self.interval)},
+                        "interval": self.interval, "method": described(self.interval),
+                        "own": None if self.own is None else {"a": self.own[0], "b": self.own[1]},
+                        "why_a_b_differ_from_own": OWN_NOTE},
                 "human_only": {"value": self.human_only, "ci95": list(self.human_ci95), "n_queries": self.n_labeled,
                                "interval": self.human_interval, "method": described(self.human_interval)},
                 "judge_only": {"value": self.judge_only, "n_queries": self.n_queries},
@@ -84,8 +94,12 @@ class PairedReport:
     judge: dict[str, Any] | None = None  # judge labels and the judge's calibration (relgrade._verdict.judge_block)
 
     def to_dict(self) -> dict[str, Any]:
+        aggregate = {m: d.to_dict() for m, d in self.differences.items()}
+        if worth_withheld(self.judge):
+            for entry in aggregate.values():
+                entry["effective_human_queries"], entry["judge_worth"] = None, "withheld"
         return {"kind": "compare", "a": self.a, "b": self.b,
-                "aggregate": {m: d.to_dict() for m, d in self.differences.items()},
+                "aggregate": aggregate,
                 "n_labeled": len(self.labeled), "n_unlabeled": len(self.unlabeled),
                 "leaks": None if self.leaks is None else [dict(x) for x in self.leaks],
                 "notes": list(self.notes), "settings": self.settings, "judge": self.judge}
@@ -94,16 +108,17 @@ class PairedReport:
         head = ("metric", "B-A PPI++", "95% CI", "B-A human-only", "95% CI", "judge-only", "width", "judge worth")
         rows = []
         for name, d in self.differences.items():
-            worth = (f"{d.effective_n:.0f} queries" if d.effective_n is not None
-                     else "none (lam = 0)" if d.lam == 0 else "n/a")
+            worth = worth_cell(d.effective_n, d.n_labeled, d.lam, d.width_ratio, worth_withheld(self.judge))
             rows.append((name, f"{d.diff:+.4f}", f"[{d.ci95[0]:+.4f}, {d.ci95[1]:+.4f}]", f"{d.human_only:+.4f}",
                          f"[{d.human_ci95[0]:+.4f}, {d.human_ci95[1]:+.4f}]",
                          "n/a" if d.judge_only is None else f"{d.judge_only:+.4f}",
                          "" if d.width_ratio is None else f"{d.width_ratio:.2f}", worth))
         n, N = len(self.labeled), len(self.labeled) + len(self.unlabeled)
-        return "\n".join([f"B - A over {plural(n, 'human-labeled query', 'human-labeled queries')} of {N}; 95% intervals", text_table(head, rows, "<><><>><"),
-                          "width = PPI++ / human-only interval width before clipping; judge worth = human-labeled "
-                          "queries the human-only interval would need to be as narrow"])
+        own = [f"{name} A {d.own[0]:.4f}, B {d.own[1]:.4f}" for name, d in self.differences.items() if d.own]
+        return "\n".join([f"B - A over {plural(n, 'human-labeled query', 'human-labeled queries')} of {N}; 95% intervals",
+                          text_table(head, rows, "<><><>><"), WIDTH_HELP]
+                         + ([WORTH_WITHHELD] if worth_withheld(self.judge) else [])
+                         + ([f"each run's own estimate (relgrade estimate): {'; '.join(own)}; {OWN_NOTE}"] if own else []))
 
 
 def compare_runs(
@@ -146,13 +161,13 @@ def compare_runs(
     ppi, human_only = _intervals(D, A, Dj, Ahat, n, no_answer, alpha, bounds=(-1.0, 1.0))
     judged = np.ones(len(population), bool) if no_answer == "zero" else Ahat > 0.5  # soft: more likely than not
     names, human_names = interval_names(no_answer, D, bounds=(-1.0, 1.0))
+    own = [estimate(r, human_q, sets, chosen, rel_threshold=rel_threshold, no_answer=no_answer, alpha=alpha,
+                    crossfit=crossfit, prediction=prediction, folds=folds, seed=seed).estimates for r in runs]
     out = {}
     for j, metric in enumerate(chosen):
         lam = float(ppi.lam[j])
         each = [_run_value(Y[i][:, j], P[i][:, j], A, Ahat, n, lam, no_answer) for i in (0, 1)]
         half = (float(ppi.half[j]), float(human_only.half[j]))
-        worth = judge_worth(n=n, human_half_n=half[1], ppi_half=half[0], skew_n=float(human_only.est.skew[j]),
-                            lam=lam, alpha=alpha)
         parts = list(dict.fromkeys(x for x in (ppi.notes[j], human_only.notes[j]) if x))
         diff = min(1.0, max(-1.0, each[1] - each[0]))
         for name, v in zip("AB", each):
@@ -161,11 +176,15 @@ def compare_runs(
                              "end (the difference is not clipped)")
         each = [min(1.0, max(0.0, v)) for v in each]
         note = "; ".join(parts) or None
+        ci = (min(float(ppi.lo[j]), diff), max(float(ppi.hi[j]), diff))
+        worth = judge_worth(n=n, human_half_n=half[1], ppi_width=ci[1] - ci[0],
+                            human_width=float(human_only.hi[j] - human_only.lo[j]),
+                            skew_n=float(human_only.est.skew[j]), alpha=alpha)
         out[metric.name] = DifferenceEstimate(
-            metric.name, each[0], each[1], diff, (min(float(ppi.lo[j]), diff), max(float(ppi.hi[j]), diff)),
+            metric.name, each[0], each[1], diff, ci,
             float(human_only.value[j]), (float(human_only.lo[j]), float(human_only.hi[j])),
             float(Dj[judged, j].mean()) if judged.any() else None, n, len(population), lam, half,
-            worth, names[0], human_names[j], note)
+            worth, names[0], human_names[j], note, (own[0][metric.name].ppi, own[1][metric.name].ppi))
     notes = []
     absent = [q for q in labeled if any(q not in set(r.query_ids()) for r in runs)]
     if absent:

@@ -225,7 +225,6 @@ def _metric(j: int, metric: Metric, ppi: Means, classical: Means, n: int, popula
     lam = float(ppi.lam[j])
     half_p, half_h = float(ppi.half[j]), float(classical.half[j])
     skew_h = float(classical.est.skew[j]) if classical.est is not None else 0.0
-    worth = judge_worth(n=n, human_half_n=half_h, ppi_half=half_p, skew_n=skew_h, lam=lam, alpha=alpha)
     parts = list(dict.fromkeys(x for x in (ppi.notes[j], classical.notes[j]) if x))
     value = float(ppi.value[j])
     if not 0.0 <= value <= 1.0:  # PPI's correction can step outside the metric's range
@@ -233,6 +232,8 @@ def _metric(j: int, metric: Metric, ppi: Means, classical: Means, n: int, popula
         value = min(1.0, max(0.0, value))
     lo, hi, hlo, hhi = (min(1.0, max(0.0, float(v))) for v in (ppi.lo[j], ppi.hi[j], classical.lo[j], classical.hi[j]))
     lo, hi = min(lo, value), max(hi, value)
+    worth = judge_worth(n=n, human_half_n=half_h, ppi_width=hi - lo, human_width=hhi - hlo, skew_n=skew_h,
+                        alpha=alpha)
     plan = None
     if target_width is not None:
         moments = column(ppi.est.moments, j) if lam > 0 and ppi.est is not None else None

@@ -1,9 +1,10 @@
 """What ``estimate`` returns: one :class:`MetricEstimate` per metric in an :class:`EstimateReport`.
 
-``width`` is the PPI interval's width over the human-only one, both taken before they are intersected with
-[0, 1] (the one half-width of :mod:`relgrade.stats._augmented`); "judge worth" is the number of human-labeled
-queries the human-only interval would need to be as narrow (:mod:`relgrade.hybrid._plan`), none when
-``lam = 0`` (the two intervals are then the same).
+``width`` is the PPI interval's width over the human-only one, both as shown (intersected with the metric's
+range); "judge worth" is the number of human-labeled queries the human-only interval would need to be as narrow as
+the PPI one shown (:mod:`relgrade.hybrid._plan`), none when the PPI interval shown is not the narrower: every
+printed ratio is one the user can check on the two intervals printed beside it. The PPI interval may be the wider
+on a sample (the construction is narrower on average, not on every sample: :mod:`relgrade.stats._augmented`).
 """
 
 from __future__ import annotations
@@ -12,12 +13,30 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from relgrade._intervals import described
+from relgrade._verdict import WORTH_WITHHELD, worth_withheld
 from relgrade._words import plural
 from relgrade.hybrid._plan import Plan
 
-WIDTH_HELP = ("width = PPI++ / human-only interval width, both before clipping to [0, 1]; judge worth = human-labeled "
-              "queries the human-only interval would need to be as narrow (none when lam = 0: the intervals are "
-              "the same)")
+WIDTH_HELP = ("width = PPI++ / human-only interval width, as shown; judge worth = human-labeled queries the "
+              "human-only interval would need to be as narrow as the PPI++ one (none when the PPI++ interval is not "
+              "the narrower)")
+
+
+def shown_ratio(ppi_ci: tuple[float, float], human_ci: tuple[float, float]) -> float | None:
+    """PPI width / human-only width of two intervals as shown; None when the human-only one has no width."""
+    human = human_ci[1] - human_ci[0]
+    return (ppi_ci[1] - ppi_ci[0]) / human if human > 0 else None
+
+
+def worth_cell(effective_n: float | None, n_labeled: int, lam: float, ratio: float | None, withheld: bool = False) -> str:
+    """The tables' "judge worth" cell: queries (and the factor over the labeled ones), or why there is none."""
+    if withheld:
+        return "withheld"
+    if effective_n is not None:
+        return f"{effective_n:.0f} queries (x{effective_n / n_labeled:.2f})"
+    if lam == 0:
+        return "none (lam = 0)"
+    return "none (not narrower)" if ratio is not None else "n/a"
 
 
 @dataclass(frozen=True)
@@ -43,10 +62,8 @@ class MetricEstimate:
 
     @property
     def width_ratio(self) -> float | None:
-        """PPI width / human-only width, both before clipping (< 1: the judge helped; never > 1)."""
-        if self.half_widths is None or not self.half_widths[1] > 0:
-            return None
-        return self.half_widths[0] / self.half_widths[1]
+        """PPI width / human-only width, both as shown (< 1: the judge helped on this sample)."""
+        return shown_ratio(self.ppi_ci95, self.human_ci95)
 
     @property
     def effective_labels(self) -> float | None:
@@ -68,9 +85,7 @@ class MetricEstimate:
 
     def worth(self) -> str:
         """The table's "judge worth" cell."""
-        if self.effective_n is not None:
-            return f"{self.effective_n:.0f} queries (x{self.effective_n / self.n_labeled:.2f})"
-        return "none (lam = 0)" if self.lam == 0 else "n/a"
+        return worth_cell(self.effective_n, self.n_labeled, self.lam, self.width_ratio)
 
 
 @dataclass(frozen=True)
@@ -88,9 +103,19 @@ class EstimateReport:
     leaks: tuple[dict[str, Any], ...] | None = None  # None: no forbidden documents were given
     judge: dict[str, Any] | None = None  # judge labels and the judge's calibration (relgrade._verdict.judge_block)
 
+    @property
+    def worth_withheld(self) -> bool:
+        """The judge's verdict says "do not use": "judge worth" is left out (:func:`relgrade._verdict.worth_withheld`)."""
+        return worth_withheld(self.judge)
+
     def to_dict(self) -> dict[str, Any]:
+        aggregate = {name: est.to_dict() for name, est in self.estimates.items()}
+        if self.worth_withheld:
+            for entry in aggregate.values():
+                entry["effective_human_queries"] = entry["effective_human_labels"] = None
+                entry["judge_worth"] = "withheld"
         return {
-            "aggregate": {name: est.to_dict() for name, est in self.estimates.items()},
+            "aggregate": aggregate,
             "n_labeled": len(self.labeled), "n_unlabeled": len(self.unlabeled),
             "labeled_queries": list(self.labeled),
             "coverage": {"human_on_labeled": self.human_coverage, "judge_on_all": self.judge_coverage},
@@ -111,9 +136,10 @@ class EstimateReport:
             ratio = "" if e.width_ratio is None else f"{e.width_ratio:.2f}"
             judge = "n/a" if e.judge_only is None else f"{e.judge_only:.4f}"
             rows.append((name, f"{e.ppi:.4f}", f"[{e.ppi_ci95[0]:.4f}, {e.ppi_ci95[1]:.4f}]", f"{e.human_only:.4f}",
-                         f"[{e.human_ci95[0]:.4f}, {e.human_ci95[1]:.4f}]", judge, ratio, e.worth()))
+                         f"[{e.human_ci95[0]:.4f}, {e.human_ci95[1]:.4f}]", judge, ratio,
+                         worth_cell(e.effective_n, e.n_labeled, e.lam, e.width_ratio, self.worth_withheld)))
         kinds = ", ".join(dict.fromkeys(e.interval for e in self.estimates.values()))
         humans = ", ".join(dict.fromkeys(e.human_interval for e in self.estimates.values()))
         return "\n".join([f"{plural(n, 'human-labeled query', 'human-labeled queries')} of {N}; 95% intervals{scope} "
                            f"({kinds}; human-only: {humans})", text_table(head, rows, "<><><>><"),
-                          WIDTH_HELP])
+                          WIDTH_HELP] + ([WORTH_WITHHELD] if self.worth_withheld else []))

@@ -7,10 +7,11 @@ range (``2 * half``), the one definition the width ratio uses too.
   with ``m - 1`` degrees of freedom and the estimate's skewness shrinking as ``1 / sqrt(m)``:
   ``half(m) = half(n) sqrt(n / m) F(m) / F(n)``, ``F(m) = (g^-1(t_{m-1}) - g^-1(-t_{m-1})) / 2``. At
   ``m = n`` it is the human-only interval itself.
-* **Judge worth**: the ``m`` at which the human-only interval would be as narrow as the PPI one (none when
-  ``lam = 0``: the two intervals are then the same).
+* **Judge worth**: the ``m`` at which the human-only interval would be as narrow as the PPI one, both as shown
+  (intersected with the range; none when the PPI interval shown is not the narrower).
 * PPI at ``m`` labeled queries of the ``Q`` in the population (``N = Q - m`` unlabeled): the pilot's
-  variances (the augmented rows' ``S_yy, S_yh, S_hh`` and ``s^2(Yu)``), ``lam`` re-tuned for ``m``,
+  variances (the augmented rows' ``S_yy, S_yh, S_hh`` and ``s^2(Yu)``), ``lam = N / (N + m)`` times the pilot's
+  shrunk slope (:func:`relgrade.stats._augmented.tune`),
   ``V_m = lam^2 s^2(Yu) / N + (S_yy - 2 lam S_yh + lam^2 S_hh) / ((nv - 1) m)``, scaled by the factor that
   makes it the PPI interval at ``m = n`` (the pilot's small-sample corrections, kept as they are: they only
   shrink as ``m`` grows). A projection from a pilot, not a guarantee.
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from relgrade.stats._augmented import SKEW_CAP, Moments, _hall_inverse, t_quantile_df
+from relgrade.stats._augmented import SKEW_CAP, Moments, _hall_inverse, t_quantile_df, tune
 
 _MAX_QUERIES = 1_000_000
 
@@ -52,23 +53,35 @@ def _smallest(fits, lo: float, hi: float, *, whole: bool = False) -> float | Non
     return hi
 
 
-def judge_worth(*, n: int, human_half_n: float, ppi_half: float, skew_n: float, lam: float,
+def judge_worth(*, n: int, human_half_n: float, ppi_width: float, human_width: float, skew_n: float,
                 alpha: float = 0.05) -> float | None:
-    """Human-labeled queries the human-only interval would need to be as narrow as the PPI one; None when
-    ``lam = 0`` (the intervals are the same) or the widths are not positive."""
-    if lam <= 0 or not (ppi_half > 0 and human_half_n > 0) or ppi_half >= human_half_n:
+    """Human-labeled queries the human-only interval would need to be as narrow as the PPI one, both *as shown*
+    (intersected with the metric's range): the human-only width at ``m`` queries is its projection
+    ``2 human_half(m)`` scaled by the share of it the range left at ``n`` (``human_width / (2 human_half_n)``), so
+    at ``m = n`` it is the width shown. None when the PPI interval shown is not narrower than the human-only one
+    (then the judge bought nothing on this sample, whatever ``lam``)."""
+    if not (human_half_n > 0 and human_width > 0 and 0 < ppi_width < human_width):
         return None
-    return _smallest(lambda m: human_half(m, n=n, half_n=human_half_n, skew_n=skew_n, alpha=alpha) <= ppi_half,
-                     float(n), float(_MAX_QUERIES))
+    scale = human_width / (2 * human_half_n)
+    return _smallest(lambda m: 2 * scale * human_half(m, n=n, half_n=human_half_n, skew_n=skew_n, alpha=alpha)
+                     <= ppi_width, float(n), float(_MAX_QUERIES))
+
+
+def _as_columns(M: Moments) -> Moments:
+    """One column's scalar moments (:func:`relgrade.stats._augmented.column`) as one-column arrays, for ``tune``."""
+    a = lambda x: np.atleast_1d(np.asarray(x, dtype=np.float64))  # noqa: E731
+    return Moments(M.n, M.N, a(M.nv), a(M.ybar), a(M.hbar), a(M.yc), a(M.hc), {k: a(v) for k, v in M.S.items()},
+                   a(M.ubar), a(M.su), a(M.k3u), np.atleast_1d(M.kind), np.atleast_1d(M.varies))
 
 
 def _ppi_half_formula(M: Moments, m: np.ndarray, population: int, alpha: float) -> np.ndarray:
     """The PPI half-width at each ``m`` labeled queries from the pilot's variances (module docstring)."""
     S = M.S
     N = population - m
+    lam_n, _ = tune(_as_columns(M))
+    beta = float(lam_n[0]) * (M.N + M.n) / M.N if M.N else 0.0  # the pilot's shrunk slope (tune's rule)
     with np.errstate(divide="ignore", invalid="ignore"):
-        den = S["hh"] + (M.nv - 1) * (m / np.maximum(N, 1e-300)) * M.su
-        lam = np.where((N >= 1) & (den > 0) & (M.N > 0), np.clip(S["yh"] / den, 0.0, 1.0), 0.0)
+        lam = np.where((N >= 1) & (M.N > 0), np.clip(beta * N / np.maximum(N + m, 1e-300), 0.0, 1.0), 0.0)
         rect = (S["yy"] - 2 * lam * S["yh"] + lam * lam * S["hh"]) / (M.nv - 1)
         V = np.where(lam > 0, lam * lam * M.su / np.maximum(N, 1), 0.0) + rect / m
     return t_quantile_df(m - 1, alpha) * np.sqrt(V)

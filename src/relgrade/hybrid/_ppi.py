@@ -9,11 +9,10 @@ lam=lam)``; the interval and the choice of ``lam`` are :mod:`relgrade.stats._aug
   as half a pseudo-query in each (human, judge) cell, and ``s ** PLUS_TWO_POWER`` of it for a graded metric with a share
   ``s`` of its values at a bound; a far-bound row with a neutral judge value for a constant graded sample),
   so ``lam = 0`` gives the human-only interval exactly;
-* ``lam`` minimises the interval's own half-width, small-sample corrections included (a degree of freedom
-  for the share of the fitted slope used, the slope's error times the judge's mean shift), over
-  ``[0, min(1, fitted slope)]``: the PPI interval is never wider than the human-only one (before both are
-  intersected with the metric's range), and a judge that agrees with the humans on every labeled query gets
-  the ``lam`` its variances call for, not ``lam = 1``;
+* ``lam = N / (N + n)`` times the fitted slope shrunk toward 1, a prediction's own slope (:func:`relgrade.stats.
+  _augmented.tune`), with the small-sample corrections for the share the labels chose (a degree of freedom, the
+  slope's error times the judge's mean shift): narrower than the human-only interval on average, not on every
+  sample (issue 35: the per-sample cap cost coverage exactly where the judge would have corrected the sample);
 * Student t with ``n - 1 - e`` degrees of freedom and Hall's skewness correction for graded metrics.
 
 Coverage (``tests/stats/test_coverage.py``, ``benchmarks/ppi_trec_dl.py``): exact enumeration for 0/1 metrics
@@ -22,7 +21,8 @@ at n = 5-30 over true means 0.02-0.98 and judges from useless to perfect, simula
 The interval is valid whatever the judge's quality, as long as the human-labeled queries are a uniform random
 sample of all queries (``relgrade sample --design queries``). Degenerate cases are explicit, never NaN:
 fewer than 2 labeled queries is an :class:`~relgrade.InputError`; with no unlabeled query, or a judge whose
-values are constant over all queries, ``lam = 0`` and ``note`` says so.
+values are constant over all queries, ``lam = 0`` and ``note`` says so; constant human values show nothing of the
+judge's slope, so ``lam`` is the prior's (the judge corrects a sample that is all at one value by luck).
 """
 
 from __future__ import annotations
@@ -86,11 +86,11 @@ FLOOR_NOTE_HUMAN = ("the human values are the same on every labeled query (the s
                     "the interval's variance is floored by one pseudo-observation at the far bound")
 NOTE_ALL_LABELED = "every query is human-labeled: the PPI++ estimate is the human-only one"
 NOTE_CONSTANT_JUDGE = "the judge gives every query the same value: lam = 0, the human-only interval"
-NOTE_CONSTANT_HUMAN = (FLOOR_NOTE_HUMAN + "; constant human values say nothing about the judge's errors: lam = 0, "
-                       "the human-only interval")
+NOTE_CONSTANT_HUMAN = (FLOOR_NOTE_HUMAN + "; constant human values show nothing of the judge's slope, so lam is its "
+                       "prior value (the judge corrects a sample that is all at one value by luck)")
 NOTE_OUTSIDE = ("lam = 0: the PPI++ interval lay wholly outside the metric's range (the judge's correction overshoots "
                 "what the metric can be), so the judge is not used: the human-only interval")
-NOTE_LAM_ZERO = ("lam = 0: on these labeled queries the judge's predictions do not narrow the interval, so the PPI++ "
+NOTE_LAM_ZERO = ("lam = 0: on these labeled queries the judge's predictions run against the human values, so the PPI++ "
                  "interval is the human-only one")
 
 
@@ -108,14 +108,15 @@ def human_only_means(Y, *, alpha: float = 0.05, lower: float = 0.0, upper: float
 
 
 def ppi_means(Y, Yhat, Yhat_unlabeled, *, alpha: float = 0.05, lower: float = 0.0, upper: float = 1.0,
-              lam=None, pseudo=None, skew=None) -> Means:
+              lam=None, pseudo=None, skew=None, share=None) -> Means:
     """Power-tuned prediction-powered (PPI++) mean and ``1 - alpha`` interval of each column.
 
     ``Y`` and ``Yhat`` are (n x m), ``Yhat_unlabeled`` is (N x m); column j of each is one metric (or one
     simulation replicate), with values in ``[lower, upper]``. ``lam`` (one value or one per column) fixes the
     power-tuning parameter instead of tuning it; ``pseudo`` overrides the pseudo-rows
     (:class:`relgrade.stats._augmented.Pseudo`, as the no-answer ratio builds them), ``skew`` the estimate's
-    skewness.
+    skewness, ``share`` the weight the labels had in choosing a given ``lam``
+    (:func:`relgrade.stats._augmented.at_lambda`).
     """
     Y, Yhat, Yu = _matrix(Y, "Y"), _matrix(Yhat, "Yhat"), _matrix(Yhat_unlabeled, "Yhat_unlabeled")
     n, m = Y.shape
@@ -127,7 +128,8 @@ def ppi_means(Y, Yhat, Yhat_unlabeled, *, alpha: float = 0.05, lower: float = 0.
     if Yu.shape[0] == 0:
         Yu = np.zeros((0, m))
         lam = 0.0
-    est = rectified_means(Y, Yhat, Yu, alpha=alpha, lower=lower, upper=upper, lam=lam, pseudo=pseudo, skew=skew)
+    est = rectified_means(Y, Yhat, Yu, alpha=alpha, lower=lower, upper=upper, lam=lam, pseudo=pseudo, skew=skew,
+                          share=share)
     constant_judge = np.ptp(np.vstack([Yhat, Yu]), axis=0) == 0
     fallback = np.broadcast_to(est.fallback, (m,))
     notes: list[str | None] = []
@@ -137,7 +139,7 @@ def ppi_means(Y, Yhat, Yhat_unlabeled, *, alpha: float = 0.05, lower: float = 0.
         elif constant_judge[j]:
             notes.append(NOTE_CONSTANT_JUDGE + ("; " + FLOOR_NOTE_HUMAN if est.kind[j] == FLOOR else ""))
         elif est.kind[j] == FLOOR:
-            notes.append(NOTE_CONSTANT_HUMAN)
+            notes.append(NOTE_CONSTANT_HUMAN if est.lam[j] > 0 else FLOOR_NOTE_HUMAN)
         elif fallback[j] == 2:
             notes.append(NOTE_OUTSIDE)
         elif est.lam[j] == 0 and lam is None:  # tuned to 0 (a given lam = 0 asks for the human-only interval)
@@ -155,7 +157,7 @@ def ppi_point(Y: np.ndarray, Yhat: np.ndarray, Yu: np.ndarray, lam) -> np.ndarra
 
 
 def ppi_pvalues(Y, Yhat, Yhat_unlabeled, *, null: float = 0.0, lower: float = 0.0, upper: float = 1.0,
-                lam=None) -> np.ndarray:
+                lam=None, share=None) -> np.ndarray:
     """Two-sided PPI++ p-values of ``mean == null`` per column, from the interval's own construction.
 
     With the interval's centre, standard error, degrees of freedom and skewness (:func:`ppi_means`), ``p`` is
@@ -167,7 +169,7 @@ def ppi_pvalues(Y, Yhat, Yhat_unlabeled, *, null: float = 0.0, lower: float = 0.
     """
     from scipy import stats
 
-    est = ppi_means(Y, Yhat, Yhat_unlabeled, lower=lower, upper=upper, lam=lam).est
+    est = ppi_means(Y, Yhat, Yhat_unlabeled, lower=lower, upper=upper, lam=lam, share=share).est
     gap = est.centre - null
     with np.errstate(divide="ignore", invalid="ignore"):
         T = gap / est.se

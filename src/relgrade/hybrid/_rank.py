@@ -45,7 +45,7 @@ from relgrade.io import Run
 from relgrade.metrics import Metric, paired_difference, parse_metric
 from relgrade.metrics._evaluate import no_shared_queries
 from relgrade.metrics._settings import DEFAULT_NO_ANSWER, check_n_boot, check_no_answer, check_rel_threshold
-from relgrade.hybrid._estimate import too_few_answerable
+from relgrade.hybrid._estimate import estimate, too_few_answerable
 from relgrade.hybrid._predict import DEFAULT_PREDICTION, judge_sets, predict, union_qrels
 from relgrade.hybrid._values import answerable, per_query_values, split_queries
 from relgrade.hybrid._values import as_qrels as _as_qrels
@@ -108,6 +108,9 @@ class TauResult:
                 "interval": TAU_CI_NOTE}
 
 
+OWN_NOTE = ("the ppi column is estimated with one lam for every system and pair and one prediction model over "
+            "every run's pool, so that no pair's difference contradicts the ranking; it can differ from a system's own "
+            "estimate")
 TAU_CI_NOTE = (f"descriptive: {PERCENTILE.name} over queries; tau is a step function of the means and, with close "
                "systems, misses a true tau of 1 in about half of the draws at 15 labeled queries "
                "(benchmarks/tau_ci_coverage.py); decide on the pairwise differences")
@@ -124,6 +127,7 @@ class RankingReport:
     n_labeled: int
     n_queries: int
     settings: dict[str, Any] = field(default_factory=dict)
+    own: dict[str, float] = field(default_factory=dict)  # each system's own estimate, as relgrade estimate gives it
 
     @property
     def flipped(self) -> tuple[PairResult, ...]:
@@ -134,7 +138,8 @@ class RankingReport:
                 "rankings": {s: list(r) for s, r in self.rankings.items()},
                 "kendall_tau": {f"{t.x} vs {t.y}": t.to_dict() for t in self.taus},
                 "pairs": [p.to_dict() for p in self.pairs], "flipped_pairs": [f"{p.a} / {p.b}" for p in self.flipped],
-                "n_labeled": self.n_labeled, "n_queries": self.n_queries, "settings": self.settings}
+                "n_labeled": self.n_labeled, "n_queries": self.n_queries, "settings": self.settings,
+                "own_estimates": self.own, "why_ppi_differs_from_own": OWN_NOTE}
 
     def table(self) -> str:
         lines = [f"== {self.metric}: {plural(len(self.systems), 'system')}, {self.n_labeled} human-labeled of "
@@ -143,6 +148,9 @@ class RankingReport:
         for name in self.rankings["ppi"]:
             lines.append(f"{name:<24}" + "".join(f"{'n/a':>11}" if self.values[s][name] is None
                                                  else f"{self.values[s][name]:>11.4f}" for s in SOURCES))
+        if self.own:
+            lines.append(f"each system's own estimate (relgrade estimate): "
+                         + ", ".join(f"{name} {v:.4f}" for name, v in self.own.items()) + f"; {OWN_NOTE}")
         for t in self.taus:
             ci = "" if t.ci95 is None else f"  95% CI [{t.ci95[0]:+.2f}, {t.ci95[1]:+.2f}]"
             tau = "undefined" if t.tau is None else f"{t.tau:+.3f}"
@@ -237,24 +245,22 @@ def rank_systems(
     D = np.column_stack([H[:, j] - H[:, i] for i, j in pairs_ij]) if pairs_ij else np.zeros((n, 0))
     Dj = np.column_stack([J[:, j] - J[:, i] for i, j in pairs_ij]) if pairs_ij else np.zeros((n + N, 0))
     # one lam for every system and pair, tuned on the per-query values (every query counts) for both rules
-    lam = joint_lambda([prepare(H, J[:n], J[n:], lower=0.0, upper=1.0),
-                        prepare(D, Dj[:n], Dj[n:], lower=-1.0, upper=1.0)], alpha=0.05) if N else 0.0
+    lam, share = joint_lambda([prepare(H, J[:n], J[n:], lower=0.0, upper=1.0)]) if N else (0.0, 0.0)
     hq = A > 0 if exclude else np.ones(n, bool)
     jq = Ahat > 0.5 if exclude else np.ones(n + N, bool)  # hard: the judge has a relevant document; soft: likely
 
-    def at(lam_: float):
+    def at(lam_: float, share_: float):
         if exclude:
-            return (ratio_means(H, A, J[:n], Ahat[:n], J[n:], Ahat[n:], lam=lam_),
-                    ratio_means(D, A, Dj[:n], Ahat[:n], Dj[n:], Ahat[n:], bounds=(-1.0, 1.0), lam=lam_))
-        return ppi_means(H, J[:n], J[n:], lam=lam_), ppi_means(D, Dj[:n], Dj[n:], lower=-1.0, upper=1.0, lam=lam_)
+            return (ratio_means(H, A, J[:n], Ahat[:n], J[n:], Ahat[n:], lam=lam_, share=share_),
+                    ratio_means(D, A, Dj[:n], Ahat[:n], Dj[n:], Ahat[n:], bounds=(-1.0, 1.0), lam=lam_, share=share_))
+        return (ppi_means(H, J[:n], J[n:], lam=lam_, share=share_),
+                ppi_means(D, Dj[:n], Dj[n:], lower=-1.0, upper=1.0, lam=lam_, share=share_))
 
-    sys_ppi, pair_ppi = at(lam)
-    sys_h, pair_h = at(0.0) if lam > 0 else (sys_ppi, pair_ppi)
+    sys_ppi, pair_ppi = at(lam, share)
+    sys_h, pair_h = at(0.0, 0.0) if lam > 0 else (sys_ppi, pair_ppi)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.concatenate([sys_ppi.half / sys_h.half, pair_ppi.half / pair_h.half])
+        ratios = np.concatenate([sys_ppi.width / sys_h.width, pair_ppi.width / pair_h.width])
     width_ratio = float(np.mean(np.where(np.isfinite(ratios), ratios, 1.0)))
-    if width_ratio > 1:  # the skewness correction made them wider on average: the human-only intervals
-        lam, sys_ppi, pair_ppi, width_ratio = 0.0, sys_h, pair_h, 1.0
     means = {"human": H[hq].mean(axis=0), "judge": J[jq].mean(axis=0) if jq.any() else None, "ppi": sys_ppi.value}
     values = {s: {name: None if means[s] is None else float(means[s][i]) for i, name in enumerate(names)}
               for s in SOURCES}
@@ -282,7 +288,7 @@ def rank_systems(
         taus.append(TauResult(x, y, _tau(means[x], means[y]), ci, len(reps)))
 
     pairs = []
-    p_ppi = ppi_pvalues(D, Dj[:n], Dj[n:], lower=-1.0, upper=1.0, lam=lam) if pairs_ij else np.zeros(0)
+    p_ppi = ppi_pvalues(D, Dj[:n], Dj[n:], lower=-1.0, upper=1.0, lam=lam, share=share) if pairs_ij else np.zeros(0)
     for k, (i, j) in enumerate(pairs_ij):
         dh = paired_difference(H[hq, i], H[hq, j], n_boot=n_boot, n_perm=n_perm, seed=seed)
         dj = paired_difference(J[jq, i], J[jq, j], n_boot=n_boot, n_perm=n_perm, seed=seed)
@@ -301,4 +307,7 @@ def rank_systems(
                 "n_boot": n_boot, "n_perm": n_perm, "seed": seed, "lam": lam, "width_ratio": width_ratio,
                 "prediction": pred.description,
                 "interval": RATIO_INTERVAL if exclude else JOINT_INTERVAL}
-    return RankingReport(metric.name, names, values, rankings, tuple(taus), tuple(pairs), n, n + N, settings)
+    own = {name: estimate(run, human_q, sets, [metric], rel_threshold=rel_threshold, no_answer=no_answer,
+                          prediction=prediction, folds=folds, seed=seed).estimates[metric.name].ppi
+           for name, run in runs.items()}
+    return RankingReport(metric.name, names, values, rankings, tuple(taus), tuple(pairs), n, n + N, settings, own)

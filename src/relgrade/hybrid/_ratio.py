@@ -45,7 +45,7 @@ def _pseudo(Y_answered: np.ndarray, r: np.ndarray, neutral: np.ndarray, lower: f
 
 
 def ratio_means(Y, A, Yhat, Ahat, Yhat_u, Ahat_u, *, alpha: float = 0.05, bounds: tuple[float, float] = (0.0, 1.0),
-                lam=None) -> Means:
+                lam=None, share=None) -> Means:
     """PPI++ estimate and interval of ``E[Y] / E[A]`` per column of ``Y`` (module docstring).
 
     ``A`` (n), ``Ahat`` (n) and ``Ahat_u`` (N) are the answerable indicators (or, cross-fitted, their fold
@@ -67,13 +67,14 @@ def ratio_means(Y, A, Yhat, Ahat, Yhat_u, Ahat_u, *, alpha: float = 0.05, bounds
         pseudo = _pseudo(np.tile(Ya, k), r, Zh.mean(axis=0), lower, upper)
         return np.tile(Y, k) - r * A, Zh, np.tile(Yu, k) - r * Au, pseudo
 
-    def interval(r: np.ndarray, lam_r, k: int = 1, skew=None) -> Means:  # Z_r in [min(0, lower-r), max(0, upper-r)]
+    def interval(r: np.ndarray, lam_r, k: int = 1, skew=None, share=None) -> Means:  # Z_r in [min(0, lower-r), max(0, upper-r)]
         Zy, Zh, Zu, pseudo = z(r, k)
         return ppi_means(Zy, Zh, Zu, alpha=alpha, lower=np.minimum(0.0, lower - r), upper=np.maximum(0.0, upper - r),
-                         lam=lam_r, pseudo=pseudo, skew=skew)
+                         lam=lam_r, pseudo=pseudo, skew=skew, share=share)
 
-    tuned = interval(Ya.mean(axis=0), lam)  # lam (tuned or given) and skewness at the human-only ratio
+    tuned = interval(Ya.mean(axis=0), lam, share=share)  # lam (tuned or given), its share and skewness at the human-only ratio
     lam, skew = tuned.lam.copy(), np.tile(tuned.est.skew, 2)
+    share = np.tile(np.broadcast_to(tuned.est.share, (m,)), 2)
     a_hat = A.mean() + lam * ((Au.mean() if len(Au) else 0.0) - Ah.mean())  # PPI estimate of E[A]
     lam = np.where(a_hat > 0, lam, 0.0)  # the judge would make E[A] look <= 0: no judge
     a_hat = np.where(a_hat > 0, a_hat, A.mean())
@@ -84,7 +85,7 @@ def ratio_means(Y, A, Yhat, Ahat, Yhat_u, Ahat_u, *, alpha: float = 0.05, bounds
     lam2 = np.tile(lam, 2)
 
     def side(r: np.ndarray) -> np.ndarray:  # lo of Z_r for the lower end, hi for the upper: both fall as r grows
-        est = interval(r, lam2, 2, skew)
+        est = interval(r, lam2, 2, skew, share)
         return np.concatenate([est.lo[:m], est.hi[m:]])
 
     fa = side(a)

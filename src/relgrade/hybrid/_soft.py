@@ -20,9 +20,10 @@ MODEL = (f"multinomial logistic regression of the human grade on each judge's gr
 EXPECTATION = ("each metric's expectation under the pair probabilities: recall@k, precision@k, mrr and the answerability "
                "with pairs independent given the judges (exact); nDCG with the expected gains plugged into the DCG and "
                "the ideal DCG; frac_recall with a query's pairs comonotone (one shared uniform; relgrade.hybrid._expect)")
-BLEND = ("the mean of the calibrated expectation and the metric on the judges' own grades (averaged over the judges "
-         "that graded the query; a query no judge graded: the calibrated expectation alone), equal weights fixed in "
-         "advance: no weight is fitted on the labels, so no degree of freedom is spent")
+BLEND = ("the mean of the calibrated expectation and the metric on the judges' own grades (over the judges that graded "
+         "the query, each weighted by r^2 / (1 - r^2), r the correlation of its own metric with the calibrated "
+         "expectation over all queries: one judge has weight 1; a query no judge graded: the calibrated expectation "
+         "alone); the half-and-half is fixed in advance and no weight is fitted on the human values")
 
 
 def soft_values(runs: Sequence[Run], human: Qrels, sets, metrics: Sequence[Metric], labeled: Sequence[str],
@@ -60,21 +61,51 @@ def soft_values(runs: Sequence[Run], human: Qrels, sets, metrics: Sequence[Metri
 
 def _blend(values, ans, runs, sets, metrics, population, t):
     """The half-and-half blend of :data:`BLEND`: ``values`` and ``ans`` with the hard values of the judges that graded
-    each query, averaged; a query no judge graded keeps the calibrated expectation alone (its base rates)."""
-    hard = np.zeros_like(values)
-    hard_ans = np.zeros_like(ans)
-    count = np.zeros(len(population))
+    each query, weighted by :func:`judge_weights`; a query no judge graded keeps the calibrated expectation alone (its
+    base rates)."""
+    hards, hard_anss, seens = [], [], []
     for js in sets:
         own = Qrels(js.raw)
-        seen = np.array([q in js.raw for q in population], dtype=np.float64)
-        hard += seen[None, :, None] * np.stack([per_query_values(own, run, metrics, population, rel_threshold=t)
-                                                for run in runs])
-        hard_ans += seen * answerable(own, population, t)
-        count += seen
-    w = np.where(count > 0, 0.5, 0.0)  # the hard share
-    safe = np.maximum(count, 1)
-    return ((1 - w)[None, :, None] * values + w[None, :, None] * hard / safe[None, :, None],
-            (1 - w) * ans + w * hard_ans / safe)
+        seens.append(np.array([q in js.raw for q in population], dtype=np.float64))
+        hards.append(np.stack([per_query_values(own, run, metrics, population, rel_threshold=t) for run in runs]))
+        hard_anss.append(answerable(own, population, t))
+    weight = judge_weights(values, hards, seens)  # judges x metrics
+    hard, hard_ans = np.zeros_like(values), np.zeros_like(ans)
+    total, total_ans = np.zeros(values.shape[1:]), np.zeros(len(population))
+    for k, (h, a, seen) in enumerate(zip(hards, hard_anss, seens)):
+        wk = seen[:, None] * weight[k][None, :]  # queries x metrics
+        hard += wk[None] * h
+        total += wk
+        wa = seen * weight[k].mean()
+        hard_ans += wa * a
+        total_ans += wa
+    graded = np.array(seens).max(axis=0) > 0
+    share = np.where(graded, 0.5, 0.0)  # the hard share
+    with np.errstate(invalid="ignore", divide="ignore"):
+        hard = np.where(total[None] > 0, hard / np.where(total > 0, total, 1.0)[None], values)
+        hard_ans = np.where(total_ans > 0, hard_ans / np.where(total_ans > 0, total_ans, 1.0), ans)
+    return ((1 - share)[None, :, None] * values + share[None, :, None] * hard, (1 - share) * ans + share * hard_ans)
+
+
+def judge_weights(expected: np.ndarray, hards, seens) -> np.ndarray:
+    """Each judge's weight in the blend's hard part (judges x metrics), from how well the metric on its own grades
+    tracks the calibrated expectation over every query it graded (``r``: their correlation over queries and runs):
+    ``r^2 / (1 - r^2)``, the share of its spread that is signal over the share that is noise, so a judge whose own
+    metric says little next to a better one's counts little (issue 35: two judges add up, a weak one never drags a
+    strong one down). One judge: weight 1. Computed from the predictions alone, no human label read here."""
+    if len(hards) == 1:
+        return np.ones((1, expected.shape[2]))
+    out = np.zeros((len(hards), expected.shape[2]))
+    for k, (h, seen) in enumerate(zip(hards, seens)):
+        at = seen > 0
+        for j in range(expected.shape[2]):
+            x, y = h[:, at, j].ravel(), expected[:, at, j].ravel()
+            r = float(np.corrcoef(x, y)[0, 1]) if x.size > 2 and np.ptp(x) > 0 and np.ptp(y) > 0 else 0.0
+            r = min(max(r, 0.0), 0.99)
+            out[k, j] = r * r / (1 - r * r)
+    none = out.sum(axis=0) <= 0
+    out[:, none] = 1.0  # no judge tracks it: equal weights, as before
+    return out
 
 
 def pools(runs: Sequence[Run], sets, topics: Sequence[str]) -> tuple[list[list[str]], list[list[np.ndarray]]]:
