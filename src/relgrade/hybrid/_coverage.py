@@ -54,30 +54,37 @@ def _shares(counts: np.ndarray) -> tuple[float, float, float, int]:
 def coverage(
     qrels: Qrels,
     run: Run,
-    sources: Mapping[tuple[str, str], str],
+    sources: Mapping[tuple[str, str], str] | str,
     metrics: Sequence[str | Metric],
     *,
     topics: Sequence[str] | None = None,
+    per_query: bool = True,
 ) -> dict[str, Coverage]:
-    """``{metric name: Coverage}`` of ``run``'s top k over ``topics`` (default: the qrels' topics)."""
+    """``{metric name: Coverage}`` of ``run``'s top k over ``topics`` (default: the qrels' topics).
+
+    ``sources``: the source of each labeled pair, or one source (``"human"``, ``"judge"``) for every pair of
+    ``qrels`` (read off the join, no lookup per pair); ``per_query=False`` leaves ``Coverage.per_query`` empty."""
     chosen = parse_metrics(metrics)
     ranked = join(qrels, run, topics=topics)
     n_topics = len(ranked.topics)
     code = {"human": 0, "judge": 1}
     names = ranked.topics
-    src = np.fromiter((code.get(sources.get((names[t], d), ""), 2) for t, d in zip(ranked.topic, ranked.doc)),
-                      dtype=np.int64, count=len(ranked.doc))
+    if isinstance(sources, str):
+        src = np.where(ranked.judged, code.get(sources, 2), 2).astype(np.int64)
+    else:
+        src = np.fromiter((code.get(sources.get((names[t], d), ""), 2) for t, d in zip(ranked.topic, ranked.doc)),
+                          dtype=np.int64, count=len(ranked.doc))
     out: dict[str, Coverage] = {}
     for metric in chosen:
         within = ranked.rank < metric.k if metric.k is not None else np.ones(len(ranked.rank), bool)
         per = np.zeros((n_topics, 3), dtype=np.int64)
         np.add.at(per, (ranked.topic[within], src[within]), 1)
         h, j, n, total = _shares(per.sum(axis=0))
-        per_query = {}
-        for t in range(n_topics):
+        by_query = {}
+        for t in range(n_topics) if per_query else ():
             qh, qj, qn, qt = _shares(per[t])
-            per_query[names[t]] = {"human": qh, "judge": qj, "none": qn, "n_docs": qt}
-        out[metric.name] = Coverage(metric.name, metric.k, h, j, n, total, per_query)
+            by_query[names[t]] = {"human": qh, "judge": qj, "none": qn, "n_docs": qt}
+        out[metric.name] = Coverage(metric.name, metric.k, h, j, n, total, by_query)
     return out
 
 

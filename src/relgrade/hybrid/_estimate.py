@@ -245,10 +245,8 @@ def _metric(j: int, metric: Metric, ppi: Means, classical: Means, n: int, popula
 
 
 def _coverages(human_q, judge_q, run, chosen, labeled, population):
-    hum = coverage(human_q, run, {(q, d): "human" for q, docs in human_q.labels.items() for d in docs}, chosen,
-                   topics=labeled)
-    jud = coverage(judge_q, run, {(q, d): "judge" for q, docs in judge_q.labels.items() for d in docs}, chosen,
-                   topics=population)
+    hum = coverage(human_q, run, "human", chosen, topics=labeled, per_query=False)  # every labeled pair is human
+    jud = coverage(judge_q, run, "judge", chosen, topics=population, per_query=False)
     return hum, jud
 
 

@@ -183,10 +183,14 @@ def read_judge_labels(path: str | Path, *, mapping: JudgeMapping | None = None,
     mtime = datetime.fromtimestamp(Path(path).stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
     mapping = mapping or JudgeMapping(False)
     out = []
-    for lab in labels.labels:
+    new = object.__new__
+    for lab in labels.labels:  # replace(lab, ...) without the dataclass machinery: a row per pair
         grade = mapping.apply(lab.grade, lab.expected_grade)
-        out.append(replace(lab, source="judge", grade=grade, judge_grade=lab.grade if mapping.adopted else None,
-                           mapped=mapping.adopted, time=lab.time or mtime))
+        copy = new(Label)
+        copy.__dict__.update(lab.__dict__, source="judge", grade=grade,
+                             judge_grade=lab.grade if mapping.adopted else None, mapped=mapping.adopted,
+                             time=lab.time or mtime)
+        out.append(copy)
     return JudgeInput(tuple(out), labels.n_empty, labels.model, labels.scale, str(path))
 
 

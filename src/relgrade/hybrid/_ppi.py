@@ -34,6 +34,7 @@ import numpy as np
 
 from relgrade._errors import InputError
 from relgrade.stats._augmented import FLOOR, PPI_INTERVAL, Rectified, rectified_means
+from relgrade.stats._shifted import ShiftedAt
 
 __all__ = ["PPI_INTERVAL", "Means", "human_only_means", "ppi_means", "ppi_point", "ppi_pvalues"]
 
@@ -118,7 +119,9 @@ def ppi_means(Y, Yhat, Yhat_unlabeled, *, alpha: float = 0.05, lower: float = 0.
     skewness, ``share`` the weight the labels had in choosing a given ``lam``
     (:func:`relgrade.stats._augmented.at_lambda`).
     """
-    Y, Yhat, Yu = _matrix(Y, "Y"), _matrix(Yhat, "Yhat"), _matrix(Yhat_unlabeled, "Yhat_unlabeled")
+    Y, Yhat = _matrix(Y, "Y"), _matrix(Yhat, "Yhat")
+    shifted = isinstance(Yhat_unlabeled, ShiftedAt)  # the no-answer ratio's Z_r (relgrade.stats._shifted)
+    Yu = Yhat_unlabeled if shifted else _matrix(Yhat_unlabeled, "Yhat_unlabeled")
     n, m = Y.shape
     if Yhat.shape != Y.shape:
         raise InputError(f"Y and Yhat must have the same shape (same labeled queries), got {Y.shape} and {Yhat.shape}")
@@ -130,7 +133,7 @@ def ppi_means(Y, Yhat, Yhat_unlabeled, *, alpha: float = 0.05, lower: float = 0.
         lam = 0.0
     est = rectified_means(Y, Yhat, Yu, alpha=alpha, lower=lower, upper=upper, lam=lam, pseudo=pseudo, skew=skew,
                           share=share)
-    constant_judge = np.ptp(np.vstack([Yhat, Yu]), axis=0) == 0
+    constant_judge = ~np.broadcast_to(est.moments.varies, (m,))  # every judge value the same
     fallback = np.broadcast_to(est.fallback, (m,))
     notes: list[str | None] = []
     for j in range(m):

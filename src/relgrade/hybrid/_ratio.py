@@ -29,6 +29,7 @@ import numpy as np
 from relgrade._intervals import PPI_RATIO, RATIO
 from relgrade.hybrid._ppi import Means, ppi_means
 from relgrade.stats._augmented import Pseudo, pseudo_rows
+from relgrade.stats._shifted import Shifted
 
 RATIO_INTERVAL = PPI_RATIO.name  # the no-answer ratio's interval (test inversion at one lam)
 HUMAN_RATIO_INTERVAL = RATIO.name  # the same inversion at lam = 0: the human-only ratio
@@ -62,10 +63,13 @@ def ratio_means(Y, A, Yhat, Ahat, Yhat_u, Ahat_u, *, alpha: float = 0.05, bounds
     if len(Yu) == 0:
         Yu, Au = np.zeros((0, m)), np.zeros((0, 1))
 
+    unlabeled = Shifted(Yu, Au[:, 0]) if len(Yu) else None  # Z_r's unlabeled side from sums (stats/_shifted)
+
     def z(r: np.ndarray, k: int = 1):  # Z_r of k copies of the columns (r: one value per copied column)
         Zh = np.tile(Yhat, k) - r * Ah
         pseudo = _pseudo(np.tile(Ya, k), r, Zh.mean(axis=0), lower, upper)
-        return np.tile(Y, k) - r * A, Zh, np.tile(Yu, k) - r * Au, pseudo
+        Zu = unlabeled.at(r, k) if unlabeled is not None else np.tile(Yu, k) - r * Au
+        return np.tile(Y, k) - r * A, Zh, Zu, pseudo
 
     def interval(r: np.ndarray, lam_r, k: int = 1, skew=None, share=None) -> Means:  # Z_r in [min(0, lower-r), max(0, upper-r)]
         Zy, Zh, Zu, pseudo = z(r, k)

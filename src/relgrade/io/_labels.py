@@ -93,6 +93,21 @@ def _plain_label(query_id: str, doc_id: str, grade: int | None, source: str, ann
     return lab
 
 
+_DEFAULTS = {f.name: f.default for f in fields(Label)}
+
+
+def _label(query_id: str, doc_id: str, grade: int | None, source: str, **rest: Any) -> Label:
+    """``Label(query_id, doc_id, grade, source, **rest)`` for a checked ``source``, built as :func:`_plain_label`
+    builds one: the fields left at their default are not set (they read it from the class), the frozen
+    dataclass's one-by-one ``__init__`` is skipped (a judge's details file has a row per pair)."""
+    lab = _plain_label(query_id, doc_id, grade, source, None)
+    d = lab.__dict__
+    for name, value in rest.items():
+        if value is not _DEFAULTS[name]:
+            d[name] = value
+    return lab
+
+
 def _row_label(row: Mapping[str, Any], path, line: int, source: str) -> Label:
     if _PLAIN.issuperset(row):  # the common plain row: no provenance to read
         a = row.get("annotator")
@@ -132,7 +147,7 @@ def _row_label(row: Mapping[str, Any], path, line: int, source: str) -> Label:
     if design is not None and design not in DESIGNS:
         raise InputError(f"design {design!r} is not one of {', '.join(DESIGNS)}", path=path, line=line)
     mapped = row.get("mapped")
-    return Label(
+    return _label(
         q, d, g, source,
         annotator=_str(pick(row, ANNOTATOR_FIELDS)), annotations=ann,
         model=_str(row.get("model")), prompt_hash=_str(row.get("prompt_hash")),

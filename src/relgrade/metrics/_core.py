@@ -137,8 +137,8 @@ def _blocks(topic: np.ndarray, n_topics: int) -> tuple[np.ndarray, np.ndarray, n
 
 
 def _grades(r_topic, r_code, q_topic, q_grade, q_code, n_topics: int, n_docs: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(grade, judged)`` of each row: rows keyed (topic, doc); a table of every key when it fits in 256 MB, else
-    a sorted-key join."""
+    """``(grade, judged)`` of each row: rows keyed (topic, doc); a table of every key when it fits in 256 MB and in 16
+    bytes a row (or 4 MB), else a sorted-key join (the same grades)."""
     n = len(r_code)
     retrieved = q_code >= 0
     if not n or not retrieved.any():
@@ -149,7 +149,8 @@ def _grades(r_topic, r_code, q_topic, q_grade, q_code, n_topics: int, n_docs: in
     r_key = r_topic.astype(width)
     r_key *= n_docs
     r_key += r_code
-    if n_topics * n_docs <= 1 << 28 and q_val.min() > -128 and q_val.max() < 128:
+    cells = n_topics * n_docs  # a table only when it is small beside the rows (its fill costs its size)
+    if cells <= min(1 << 28, max(1 << 22, 16 * (n + len(q_key)))) and q_val.min() > -128 and q_val.max() < 128:
         table = np.full(n_topics * n_docs, -128, np.int8)
         table[q_key] = q_val
         grade = table[r_key]

@@ -87,6 +87,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from relgrade._intervals import MEAN_CI, PLUS_TWO_POWER, PPI  # the names (and the plus-two share) live in one place
+from relgrade.stats._shifted import ShiftedAt
 
 MEAN_INTERVAL = MEAN_CI  # the human-only interval (lam = 0): evaluate, compare, estimate's human column
 PPI_INTERVAL = PPI.name  # the PPI++ interval of this module with lam tuned
@@ -187,19 +188,50 @@ def moments(Y: np.ndarray, Yhat: np.ndarray, Yu: np.ndarray, pseudo: Pseudo, low
     S = {"yy": s(y_, y_), "yh": s(y_, h_), "hh": s(h_, h_), "yyy": s(y_, y_, y_), "yyh": s(y_, y_, h_),
          "yhh": s(y_, h_, h_), "hhh": s(h_, h_, h_)}
     m = Y.shape[1]
-    if N:
-        ref = Yu if N > 1 else np.vstack([Yhat, Yu])  # one unlabeled query: the spread of every judge value
-        k = ref.shape[0]
-        m3 = ((ref - ref.mean(axis=0)) ** 3).mean(axis=0)
-        ubar, su = Yu.mean(axis=0), ref.var(axis=0, ddof=1)
-        k3u = m3 * k * k / ((k - 1) * (k - 2)) if k > 2 else m3
-        mid = ref.mean(axis=0)
-        far = np.where(mid - lower >= upper - mid, lower, upper)
-        su = np.where(np.ptp(ref, axis=0) == 0, (far - mid) ** 2 / (k + 1), su)  # a constant judge is luck too
+    if isinstance(Yu, ShiftedAt):  # the no-answer ratio's Z_r: from sums where that is exact enough (stats/_shifted)
+        ubar, su, k3u, varies = _shifted_moments(Yu, Yhat, lower, upper)
+    elif N:
+        ubar, su, k3u = _unlabeled(Yu, Yhat, lower, upper)
+        varies = np.ptp(np.vstack([Yhat, Yu]), axis=0) > 0
     else:
         ubar, su, k3u = (np.zeros(m) for _ in range(3))
-    varies = np.ptp(np.vstack([Yhat, Yu]), axis=0) > 0
+        varies = np.ptp(np.vstack([Yhat, Yu]), axis=0) > 0
     return Moments(n, N, nv, Y.mean(axis=0), Yhat.mean(axis=0), yc, hc, S, ubar, su, k3u, pseudo.kind, varies)
+
+
+def _unlabeled(Yu: np.ndarray, Yhat: np.ndarray, lower, upper):
+    """``(mean, variance, third cumulant)`` of the unlabeled judge values per column (N >= 1): one unlabeled query
+    takes the spread of every judge value; constant values get the one-pseudo-observation floor."""
+    N = Yu.shape[0]
+    ref = Yu if N > 1 else np.vstack([Yhat, Yu])  # one unlabeled query: the spread of every judge value
+    k = ref.shape[0]
+    m3 = ((ref - ref.mean(axis=0)) ** 3).mean(axis=0)
+    ubar, su = Yu.mean(axis=0), ref.var(axis=0, ddof=1)
+    k3u = m3 * k * k / ((k - 1) * (k - 2)) if k > 2 else m3
+    mid = ref.mean(axis=0)
+    far = np.where(mid - lower >= upper - mid, lower, upper)
+    su = np.where(np.ptp(ref, axis=0) == 0, (far - mid) ** 2 / (k + 1), su)  # a constant judge is luck too
+    return ubar, su, k3u
+
+
+def _shifted_moments(Yu: ShiftedAt, Yhat: np.ndarray, lower, upper):
+    """:func:`_unlabeled` and ``varies`` of shifted columns: from their sums, and from the array for the columns
+    :meth:`ShiftedAt.stats` marks (possibly constant or cancelling) or when N < 3."""
+    N, c = Yu.shape
+    if N < 3:
+        dense = Yu.dense()
+        return (*_unlabeled(dense, Yhat, lower, upper), np.ptp(np.vstack([Yhat, dense]), axis=0) > 0)
+    ubar, su, m3, exact = Yu.stats()
+    k3u = m3 * N * N / ((N - 1) * (N - 2))
+    varies = np.ones(c, dtype=bool)
+    cols = np.flatnonzero(exact)
+    if len(cols):
+        dense = Yu.dense(cols)
+        lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (c,))[cols] for b in (lower, upper))
+        ubar, su, k3u = ubar.copy(), su.copy(), k3u.copy()
+        ubar[cols], su[cols], k3u[cols] = _unlabeled(dense, Yhat[:, cols], lo, hi)
+        varies[cols] = np.ptp(np.vstack([Yhat[:, cols], dense]), axis=0) > 0
+    return ubar, su, k3u, varies
 
 
 def _slope(M: Moments):
@@ -343,7 +375,7 @@ def rectified_means(Y, Yhat=None, Yu=None, *, alpha: float = 0.05, lower: float 
     interval with the human-only one: it may be the wider of the two on a sample (never on average)."""
     Y = _matrix(Y)
     Yhat = np.zeros_like(Y) if Yhat is None else _matrix(Yhat)
-    Yu = np.zeros((0, Y.shape[1])) if Yu is None else _matrix(Yu)
+    Yu = np.zeros((0, Y.shape[1])) if Yu is None else Yu if isinstance(Yu, ShiftedAt) else _matrix(Yu)
     if Yu.shape[0] == 0 and Yu.shape[1] != Y.shape[1]:
         Yu = np.zeros((0, Y.shape[1]))
     if pseudo is None:
