@@ -42,7 +42,8 @@ from relgrade._errors import InputError
 from relgrade._intervals import PERCENTILE, PPI_JOINT
 from relgrade._words import plural
 from relgrade.io import Run
-from relgrade.metrics import Metric, paired_difference, parse_metric
+from relgrade.metrics import Metric, parse_metric
+from relgrade.metrics._stats import paired_differences
 from relgrade.metrics._evaluate import no_shared_queries
 from relgrade.metrics._settings import DEFAULT_NO_ANSWER, check_n_boot, check_no_answer, check_rel_threshold
 from relgrade.hybrid._estimate import estimate, too_few_answerable
@@ -183,6 +184,40 @@ def _tau(x: np.ndarray | None, y: np.ndarray | None) -> float | None:
     return None if not np.isfinite(tau) else float(tau)
 
 
+def kendall_taus(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b of each row pair of ``x`` and ``y`` (replicates x systems), NaN where either row is constant:
+    scipy's ``kendalltau(x[b], y[b]).statistic`` (``con - dis`` over ``sqrt(tot - x ties) sqrt(tot - y ties)``, the
+    same operations), for every replicate at once."""
+    m = x.shape[1]
+    i, j = np.triu_indices(m, 1)
+    dx, dy = np.sign(x[:, i] - x[:, j]), np.sign(y[:, i] - y[:, j])
+    tot = m * (m - 1) // 2
+    xtie, ytie = (dx == 0).sum(axis=1), (dy == 0).sum(axis=1)
+    s = (dx * dy).sum(axis=1).astype(np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tau = s / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
+    return np.where((xtie == tot) | (ytie == tot), np.nan, np.clip(tau, -1.0, 1.0))
+
+
+def _boot_taus(H, J, n: int, N: int, lam: float, n_boot: int, rng, source_pairs) -> dict:
+    """Each pair of sources' bootstrap replicates of tau (the defined ones, in draw order): labeled and unlabeled
+    queries resampled apart (``query_indices(n)``, then ``query_indices(N)``), in blocks of replicates
+    (:func:`relgrade.stats.index_blocks`: the same draws, memory by the block)."""
+    from relgrade.stats import index_blocks
+
+    boot: dict = {sp: [] for sp in source_pairs}
+    for draws in index_blocks((n, N) if N else (n,), n_boot, rng, cells=4_000_000 // max(1, H.shape[1])):
+        il = draws[0]
+        iu = draws[1] + n if N else np.zeros((len(il), 0), np.int64)
+        Hb, Jl, Ju = H[il], J[il], J[iu]
+        m = {"human": Hb.mean(axis=1), "judge": np.concatenate([Jl, Ju], axis=1).mean(axis=1)}
+        m["ppi"] = Hb.mean(axis=1) + lam * (Ju.mean(axis=1) - Jl.mean(axis=1)) if N else m["human"]
+        for x, y in source_pairs:
+            t = kendall_taus(m[x], m[y])
+            boot[(x, y)].append(t[np.isfinite(t)])
+    return {sp: np.concatenate(v) if v else np.zeros(0) for sp, v in boot.items()}
+
+
 def _sign(v: float) -> int:
     return 0 if not np.isfinite(v) or abs(v) < 1e-12 else (1 if v > 0 else -1)
 
@@ -266,21 +301,10 @@ def rank_systems(
               for s in SOURCES}
     rankings = {s: _ranking(values[s]) for s in SOURCES}
 
-    from relgrade.stats import percentile_ci, query_indices
+    from relgrade.stats import percentile_ci
 
-    rng = np.random.default_rng(seed)
     source_pairs = list(combinations(SOURCES, 2))
-    boot = {sp: [] for sp in source_pairs}
-    labeled_draws = query_indices(n, n_boot, rng)
-    unlabeled_draws = query_indices(N, n_boot, rng) + n if N else np.zeros((n_boot, 0), np.int64)
-    for il, iu in zip(labeled_draws, unlabeled_draws):
-        Hb, Jl, Ju = H[il], J[il], J[iu]
-        m = {"human": Hb.mean(axis=0), "judge": np.concatenate([Jl, Ju]).mean(axis=0)}
-        m["ppi"] = ppi_point(Hb, Jl, Ju, lam) if N else m["human"]
-        for x, y in source_pairs:
-            t = _tau(m[x], m[y])
-            if t is not None:
-                boot[(x, y)].append(t)
+    boot = _boot_taus(H, J, n, N, lam, n_boot, np.random.default_rng(seed), source_pairs)
     taus = []
     for x, y in source_pairs:
         reps = np.asarray(boot[(x, y)])
@@ -289,9 +313,11 @@ def rank_systems(
 
     pairs = []
     p_ppi = ppi_pvalues(D, Dj[:n], Dj[n:], lower=-1.0, upper=1.0, lam=lam, share=share) if pairs_ij else np.zeros(0)
+    first, second = [i for i, _ in pairs_ij], [j for _, j in pairs_ij]
+    dhs = paired_differences(H[hq][:, first], H[hq][:, second], n_boot=n_boot, n_perm=n_perm, seed=seed)
+    djs = paired_differences(J[jq][:, first], J[jq][:, second], n_boot=n_boot, n_perm=n_perm, seed=seed)
     for k, (i, j) in enumerate(pairs_ij):
-        dh = paired_difference(H[hq, i], H[hq, j], n_boot=n_boot, n_perm=n_perm, seed=seed)
-        dj = paired_difference(J[jq, i], J[jq, j], n_boot=n_boot, n_perm=n_perm, seed=seed)
+        dh, dj = dhs[k], djs[k]
         by = {
             "human": SourceDifference(dh.diff, dh.ci95, dh.p_value,
                                       f"{dh.interval} interval; p-value: paired randomisation (labeled queries)"),

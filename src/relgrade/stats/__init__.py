@@ -12,7 +12,8 @@
 """
 
 from relgrade.stats._bootstrap import (
-    bca_ci, jackknife_se, leave_one_out, percentile_ci, query_indices, query_weights, resample, resample_means,
+    bca_ci, index_blocks, jackknife_se, leave_one_out, percentile_ci, query_indices, query_weights, resample,
+    resample_means,
     studentized_ci,
 )
 from relgrade.stats._augmented import MEAN_INTERVAL, PPI_INTERVAL, Rectified, rectified_means
@@ -28,6 +29,7 @@ __all__ = [
     "Rectified",
     "at_bounds",
     "bca_ci",
+    "index_blocks",
     "clustered_mean",
     "jackknife_se",
     "leave_one_out",

@@ -51,6 +51,34 @@ def query_indices(n_queries: int, n_boot: int, rng: np.random.Generator) -> np.n
     return rng.integers(0, n_queries, size=(n_boot, n_queries))
 
 
+def _clone(rng: np.random.Generator) -> np.random.Generator:
+    bits = type(rng.bit_generator)()
+    bits.state = rng.bit_generator.state
+    return np.random.Generator(bits)
+
+
+def index_blocks(sizes, n_boot: int, rng: np.random.Generator, *, cells: int = 4_000_000):
+    """The draws ``[query_indices(s, n_boot, rng) for s in sizes]`` (one after the other from ``rng``), a block
+    of replicates at a time: yields ``[rows start:stop of each]``, at most about ``cells`` indices a block, so
+    memory follows the queries, not ``n_boot``. The same numbers as the whole arrays: rows drawn in blocks are
+    the rows drawn at once (numpy's bounded integers consume the stream in order), and each later sequence is
+    drawn from a copy of ``rng`` advanced past the ones before it; ``rng`` ends where the whole draws leave it.
+    A size of 0 draws nothing and gives ``(rows, 0)`` blocks (``tests/stats/test_bootstrap_blocks.py``)."""
+    sizes = [int(s) for s in sizes]
+    rows = max(1, min(n_boot, cells // max(1, sum(sizes))))
+    gens = [rng]
+    for s in sizes[:-1]:  # each sequence's start: a copy advanced past the one before
+        ahead = _clone(gens[-1])
+        for start in range(0, n_boot, rows) if s else ():
+            ahead.integers(0, s, size=(min(rows, n_boot - start), s))
+        gens.append(ahead)
+    for start in range(0, n_boot, rows):
+        b = min(rows, n_boot - start)
+        yield [g.integers(0, s, size=(b, s)) if s else np.zeros((b, 0), np.int64) for g, s in zip(gens, sizes)]
+    if len(gens) > 1:
+        rng.bit_generator.state = gens[-1].bit_generator.state
+
+
 def query_weights(n_queries: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     """Bootstrap multiplicities ``(n_boot, n_queries)``: how often each query is drawn in each replicate."""
     idx = query_indices(n_queries, n_boot, rng)
