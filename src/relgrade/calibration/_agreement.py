@@ -37,14 +37,14 @@ from relgrade._intervals import BCA, calibration_ci
 from relgrade.calibration import _stats as S
 from relgrade.calibration._ceiling import human_agreement
 from relgrade.calibration._continuous import continuous as _continuous
-from relgrade.calibration._intervals import bca_agreement, jackknife_weights, with_width
+from relgrade.calibration._intervals import JackknifeRows, bca_agreement, with_width
 from relgrade.calibration._pairs import Pairs, align, check_labels_in_scale, check_scale, check_threshold, pair_weights
 from relgrade.calibration._results import (
     APPROX_NOTE, DEFAULT_SCALE, FEW_QUERIES, STUDENTIZED_MAX_QUERIES, Agreement, CalibrationReport,
     Labels, Scores,
 )
 from relgrade.calibration._verdict import LOCAL_NOTE, verdict
-from relgrade.stats import studentized_ci
+from relgrade.stats import leave_one_out, studentized_ci
 
 __all__ = ["Agreement", "CalibrationReport", "Pairs", "agreement", "align", "check_scale"]
 
@@ -123,7 +123,7 @@ def agreement(
                      "(weighted confusion matrix); the confusion matrix shown holds sample counts")
     rng = np.random.default_rng(seed)
     weights_q = S.query_weights(nq, n_boot, rng) if boot_ok else None
-    jack_q = jackknife_weights(nq) if boot_ok else None
+    jack_q = JackknifeRows(nq) if boot_ok else None  # leave-one-query-out rows, made a chunk at a time
     method = calibration_ci(nq, STUDENTIZED_MAX_QUERIES).name
 
     from sklearn.metrics import cohen_kappa_score
@@ -145,7 +145,7 @@ def agreement(
         if weights_q is None:
             return Agreement(float(value), None, n_)
         if method == BCA.name:  # many queries: BCa is as good there and O(B Q) instead of O(B Q^2)
-            return bca_agreement(value, fn(S.resample(per_query, weights_q)), n_, fn(S.resample(per_query, jack_q)))
+            return bca_agreement(value, fn(S.resample(per_query, weights_q)), n_, fn(leave_one_out(per_query)))
         return Agreement(float(value), with_width(studentized_ci(fn, per_query, weights_q, bounds=bounds, scale=scale)),
                          n_)
 

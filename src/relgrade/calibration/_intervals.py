@@ -31,6 +31,20 @@ def jackknife_weights(n_queries: int) -> np.ndarray:
     return np.ones((n_queries, n_queries)) - np.eye(n_queries)
 
 
+class JackknifeRows:
+    """:func:`jackknife_weights` without the ``(Q, Q)`` array (800 MB at 10,000 queries): ``shape`` and row slices
+    ``[start:stop]``, built when asked (what :func:`pair_stat` reads)."""
+
+    def __init__(self, n_queries: int) -> None:
+        self.shape = (n_queries, n_queries)
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        start, stop, _ = rows.indices(self.shape[0])
+        out = np.ones((max(0, stop - start), self.shape[1]))
+        out[np.arange(len(out)), np.arange(start, start + len(out))] = 0.0
+        return out
+
+
 def pair_stat(fn, weights_q: np.ndarray, group: np.ndarray, chunk: int = 100) -> np.ndarray:
     """Apply a weighted per-pair statistic over bootstrap replicates, in chunks to bound memory."""
     out = []
