@@ -108,7 +108,33 @@ def _label(query_id: str, doc_id: str, grade: int | None, source: str, **rest: A
     return lab
 
 
+_DETAILS = frozenset(("query_id", "doc_id", "grade", "expected_grade", "model", "prompt_hash", "status", "query", "text",
+                      "text_sha256", "reason", "time", "runs"))
+"""The keys of a judge's details row that :func:`_details_label` reads as :func:`_row_label` does (no aliases)."""
+_DETAIL_MARKS = ("expected_grade", "reason", "model", "prompt_hash", "status")  # DETAIL_KEYS a _DETAILS row can hold
+
+
+def _details_label(row: Mapping[str, Any], path, line: int, source: str) -> Label:
+    """:func:`_row_label` of a row whose keys are all in :data:`_DETAILS` (a judge's details line): the same Label,
+    without the alias lookups and the fields such a row cannot set (``tests/io/test_details_rows.py``)."""
+    get = row.get
+    q = as_id(get("query_id"), "query_id", path=path, line=line)  # checked in _row_label's order: the same error
+    d = as_id(get("doc_id"), "doc_id", path=path, line=line)
+    g = parse_grade(get("grade"), path=path, line=line)
+    text = get("text") if isinstance(get("text"), str) and get("text") else None
+    sha = _str(get("text_sha256")) or (text_sha256(text) if text is not None else None)
+    query, reason = get("query"), get("reason")
+    judged = "grade" in row and any(k in row for k in _DETAIL_MARKS)
+    return _label(q, d, g, "judge" if judged else source, model=_str(get("model")),
+                  prompt_hash=_str(get("prompt_hash")), time=_str(get("time")), text_sha256=sha,
+                  expected_grade=_number(get("expected_grade"), "expected_grade", path, line),
+                  query=query if isinstance(query, str) and query else None, text=text,
+                  reason=reason if isinstance(reason, str) else None)
+
+
 def _row_label(row: Mapping[str, Any], path, line: int, source: str) -> Label:
+    if _DETAILS.issuperset(row) and not _PLAIN.issuperset(row):  # a judge's details line: the fast reading
+        return _details_label(row, path, line, source)
     if _PLAIN.issuperset(row):  # the common plain row: no provenance to read
         a = row.get("annotator")
         return _plain_label(as_id(row.get("query_id"), "query_id", path=path, line=line), as_id(row.get("doc_id"), "doc_id", path=path, line=line),

@@ -117,15 +117,24 @@ def _refuse_lone_surrogates(value: Any, path: str | Path, line: int | None) -> N
                          "which is not text (half of an emoji?); re-export the file as valid UTF-8", path=path, line=line)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number; write a finite number or null")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+
+
 def loads_json(text: str, *, path: str | Path, line: int | None = None, truncated: bool = False) -> Any:
     """``json.loads`` with every failure an :class:`InputError`: bad syntax, NaN/Infinity, nesting too deep, a lone
     UTF-16 surrogate escape (``"\\ud800"``: not text, it could not be hashed or written as UTF-8)."""
 
-    def no_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not a JSON number; write a finite number or null")
-
     try:
-        value = json.loads(text, parse_constant=no_constant)
+        if not isinstance(text, str):
+            value = json.loads(text, parse_constant=_no_constant)
+        elif text.startswith("\ufeff"):  # as json.loads (one decoder for every line: json.loads builds one a call)
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        else:
+            value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         hint = "the file looks truncated; re-export it" if truncated else "fix or remove the line"
         where = line if line is not None else exc.lineno
