@@ -182,16 +182,11 @@ def read_judge_labels(path: str | Path, *, mapping: JudgeMapping | None = None,
     labels = read_labels(path, source="judge", scale=scale)
     mtime = datetime.fromtimestamp(Path(path).stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
     mapping = mapping or JudgeMapping(False)
-    out = []
-    new = object.__new__
-    for lab in labels.labels:  # replace(lab, ...) without the dataclass machinery: a row per pair
-        grade = mapping.apply(lab.grade, lab.expected_grade)
-        copy = new(Label)
-        copy.__dict__.update(lab.__dict__, source="judge", grade=grade,
-                             judge_grade=lab.grade if mapping.adopted else None, mapped=mapping.adopted,
-                             time=lab.time or mtime)
-        out.append(copy)
-    return JudgeInput(tuple(out), labels.n_empty, labels.model, labels.scale, str(path))
+    adopted = mapping.adopted
+    for lab in labels.labels:  # replace(lab, ...) in place: these Labels were just read, no one else holds them
+        lab.__dict__.update(source="judge", grade=mapping.apply(lab.grade, lab.expected_grade) if adopted else lab.grade,
+                            judge_grade=lab.grade if adopted else None, mapped=adopted, time=lab.time or mtime)
+    return JudgeInput(labels.labels, labels.n_empty, labels.model, labels.scale, str(path))
 
 
 def crossfit_for_ppi(judge: JudgeInput, human: Mapping[str, Mapping[str, int]], mapping: JudgeMapping | None, *,
