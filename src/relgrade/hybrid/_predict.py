@@ -137,7 +137,7 @@ def check_judges(sets: Sequence[JudgeSet], labeled: Sequence[str], prediction: s
         if not set(labeled).intersection(js.grades.labels):
             raise InputError(f"judge {js.name} grades none of the {len(labeled)} human-labeled queries, so its "
                              "errors cannot be measured: judge the human-labeled queries too, or leave it out")
-    pairs = [{(q, d) for q, docs in js.raw.items() for d in docs} for js in sets]
+    pairs = [{(q, d) for q, docs in js.raw.items() for d in docs} for js in sets] if len(sets) > 1 else []
     for i in range(len(sets)):
         for j in range(i + 1, len(sets)):
             if not pairs[i] & pairs[j]:
