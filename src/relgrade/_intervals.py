@@ -85,6 +85,12 @@ PPI_ACTIVE = Construction(
 PPI_ACTIVE_RATIO = Construction(
     "PPI++ active ratio", "the PPI++ active estimates of E[Y] and E[A] (--no-answer exclude), their ratio with a "
                           "linearised (delta-method) Student t interval")
+HANSEN_HURWITZ = Construction(
+    "Hansen-Hurwitz", "the human-only estimate of an active sample: the mean of Y / (N·q) over the draws (Hansen & "
+                      "Hurwitz 1943), Student t with the pool's own sampling term (PPI++ active at lam = 0)")
+HANSEN_HURWITZ_RATIO = Construction(
+    "Hansen-Hurwitz ratio", "the Hansen-Hurwitz estimates of E[Y] and E[A] (--no-answer exclude), their ratio with a "
+                            "linearised Student t interval (PPI++ active ratio at lam = 0)")
 REPEATS = Construction(
     "Student t over queries and repeats", "the Student t interval over the queries' mean over repeats, widened in "
                                           "quadrature by a Student t interval of the repeat means (relgrade.stats."
@@ -124,7 +130,8 @@ def calibration_ci(n_queries: int, max_studentized: int) -> Construction:
     return STUDENTIZED if n_queries <= max_studentized else BCA
 
 
-CONSTRUCTIONS = (STUDENT_T, PLUS_TWO, PPI, PPI_JOINT, RATIO, PPI_RATIO, PPI_ACTIVE, PPI_ACTIVE_RATIO, REPEATS,
+CONSTRUCTIONS = (STUDENT_T, PLUS_TWO, PPI, PPI_JOINT, RATIO, PPI_RATIO, PPI_ACTIVE, PPI_ACTIVE_RATIO,
+                 HANSEN_HURWITZ, HANSEN_HURWITZ_RATIO, REPEATS,
                  STUDENTIZED, BCA, PERCENTILE, CLUSTERED)
 
 
@@ -136,5 +143,5 @@ def described(name: str | None) -> str | None:
     return next((c.described for c in CONSTRUCTIONS if c.name == name), name)
 
 __all__ = ["BCA", "CLUSTERED", "CONSTRUCTIONS", "Construction", "MEAN_CI", "MEAN_CI_HELP", "PERCENTILE", "PLUS_TWO",
-           "PLUS_TWO_POWER", "PPI", "PPI_ACTIVE", "PPI_ACTIVE_RATIO", "PPI_JOINT", "PPI_RATIO", "RATIO", "REPEATS", "STUDENTIZED", "STUDENT_T",
+           "HANSEN_HURWITZ", "HANSEN_HURWITZ_RATIO", "PLUS_TWO_POWER", "PPI", "PPI_ACTIVE", "PPI_ACTIVE_RATIO", "PPI_JOINT", "PPI_RATIO", "RATIO", "REPEATS", "STUDENTIZED", "STUDENT_T",
            "calibration_ci", "described", "mean_ci"]

@@ -34,11 +34,14 @@ def test_weighted_means_match_the_formula_by_hand():
     lam = 0.7
     got = weighted_means(Y, f_draw, F, q, lam=lam)
     N, n = 5, 4
-    z = [lam * F.mean() + (Y[j] - lam * f_draw[j]) / (N * q[j]) for j in range(n)]
-    value = sum(z) / n
-    s2 = sum((x - value) ** 2 for x in z) / (n - 1)
-    h = [1 / x for x in q]
-    h = [x / sum(h) for x in h]
+    w = [1 / (N * x) for x in q]
+    r = [Y[j] - lam * f_draw[j] for j in range(n)]
+    r_bar = sum(a * b for a, b in zip(w, r)) / sum(w)
+    value = lam * F.mean() + r_bar
+    w_bar = sum(w) / n
+    phi = [w[j] / w_bar * (r[j] - r_bar) for j in range(n)]
+    s2 = sum(x * x for x in phi) / (n - 1)
+    h = [x / sum(w) for x in w]
     mu = sum(a * b for a, b in zip(h, Y))
     pool_var = sum(a * (b - mu) ** 2 for a, b in zip(h, Y)) * n / (n - 1)
     se = np.sqrt(s2 / n + pool_var / N)
@@ -50,17 +53,26 @@ def test_weighted_means_match_the_formula_by_hand():
     assert got.half[0] == pytest.approx(t * se, abs=1e-12)
 
 
-def test_the_estimate_is_unbiased_over_every_pair_of_draws():
+def test_the_estimate_is_nearly_unbiased_over_every_triple_of_draws():
+    """Exact expectation over all N^3 samples of 3 draws: unbiased under the uniform design (the PPI++ point
+    estimate), and under an unequal one Hájek's bias is a small share of the standard error."""
     rng = np.random.default_rng(3)
     N = 6
     Y, F = rng.uniform(0, 1, N), rng.uniform(0, 1, N)
-    q = design_probabilities(rng.uniform(0, 1, N), 0.3)
-    for lam in (0.0, 0.4, 1.0):
-        mean = 0.0
-        for i, k in itertools.product(range(N), repeat=2):
-            idx = np.array([i, k])
-            mean += q[i] * q[k] * weighted_means(Y[idx], F[idx], F, q[idx], lam=lam).value[0]
-        assert mean == pytest.approx(Y.mean(), abs=1e-12)
+    for q in (np.full(N, 1 / N), design_probabilities(rng.uniform(0, 1, N), 0.3)):
+        for lam in (0.0, 0.4, 1.0):
+            mean = second = 0.0
+            for draw in itertools.product(range(N), repeat=3):
+                idx = np.array(draw)
+                v = weighted_means(Y[idx], F[idx], F, q[idx], lam=lam).value[0]
+                p = np.prod(q[idx])
+                mean += p * v
+                second += p * v * v
+            sd = np.sqrt(second - mean * mean)
+            if np.ptp(q) == 0:
+                assert mean == pytest.approx(Y.mean(), abs=1e-12)
+            else:
+                assert 0 < abs(mean - Y.mean()) < 0.15 * sd
 
 
 def test_uniform_probabilities_give_the_plain_ppi_point_estimate():
@@ -83,8 +95,10 @@ def test_lambda_is_shrunk_toward_one_and_zero_for_a_constant_judge():
 
 
 def _world(rng, Q: int, informative: bool):
+    """Informative: the judge is sure of 70% of the queries (error sd 0.03) and knows which; else the error sd
+    is uniform on [0.02, 0.4] and the judge's uncertainty is drawn apart from it."""
     f = rng.beta(2, 2, Q)
-    s = rng.uniform(0.02, 0.4, Q)
+    s = np.where(rng.random(Q) < 0.3, 0.4, 0.03) if informative else rng.uniform(0.02, 0.4, Q)
     Y = np.clip(f + rng.normal(0, 1, Q) * s, 0, 1)
     return Y, f, (s if informative else rng.uniform(0.02, 0.4, Q))
 
@@ -93,7 +107,9 @@ def _world(rng, Q: int, informative: bool):
 def test_coverage_and_width_in_worlds_of_25_queries(informative):
     """The pool is N = 25 draws from a world of 25 queries (the truth: the world's mean), n = 10 labeled draws;
     the judge's uncertainty is its true error scale (informative) or noise. Coverage within 0.925-0.97 for both
-    designs; the active design narrower when informed, at most 5% wider when not."""
+    designs; the active design narrower when informed (measured 0.96), at most 3% wider when not (measured 1.00-1.01).
+    (A noise uncertainty as spread as the informative one's, 0.4 vs 0.03, costs coverage: 0.905-0.92, see
+    relgrade.stats._weighted.)"""
     rng = np.random.default_rng(11 if informative else 12)
     hit_a, hit_u, wa, wu = [], [], [], []
     for _ in range(2000):
@@ -109,10 +125,10 @@ def test_coverage_and_width_in_worlds_of_25_queries(informative):
         hit_u.append(b.lo[0] <= Yw.mean() <= b.hi[0])
         wa.append(a.width[0])
         wu.append(b.width[0])
-    assert 0.925 <= np.mean(hit_a) <= 0.97  # measured 0.938-0.946 (4000 draws, two seeds); MC se 0.005
+    assert 0.925 <= np.mean(hit_a) <= 0.97  # measured 0.933-0.943 (4000 draws, two seeds); MC se 0.005
     assert 0.925 <= np.mean(hit_u) <= 0.97
     ratio = np.mean(wa) / np.mean(wu)
-    assert ratio < 0.99 if informative else ratio < 1.05
+    assert ratio < 0.98 if informative else ratio < 1.03
 
 
 def test_ratio_is_the_ratio_of_the_weighted_estimates():

@@ -95,15 +95,21 @@ class Plan:
     human_queries: int | None
     ppi_queries: int | None
     population: int
+    design: str = "uniform"  # "active": draws of relgrade sample --design active with the same probabilities
 
     def to_dict(self) -> dict:
-        return {"target_width": self.target_width, "human_only_queries": self.human_queries,
-                "ppi_queries": self.ppi_queries, "population": self.population}
+        out = {"target_width": self.target_width, "human_only_queries": self.human_queries,
+               "ppi_queries": self.ppi_queries, "population": self.population}
+        return out if self.design == "uniform" else {**out, "design": self.design}
 
     def sentence(self, metric: str, n: int, alpha: float = 0.05) -> str:
         """One line a user can act on before paying annotators."""
         def count(m):
             return f"about {m} human-labeled queries" if m is not None else f"more than all {self.population} queries"
+        if self.design == "active":
+            return (f"{metric}: a {1 - alpha:.0%} interval {self.target_width:g} wide needs {count(self.human_queries)} "
+                    f"without the judge, {count(self.ppi_queries)} with it, drawn as these were (--design active with "
+                    f"the same probabilities; planned from these {n} draws over {self.population} judged queries)")
         return (f"{metric}: a {1 - alpha:.0%} interval {self.target_width:g} wide needs {count(self.human_queries)} "
                 f"without the judge, {count(self.ppi_queries)} with it (planned from these {n} labeled queries of "
                 f"{self.population})")
@@ -132,3 +138,23 @@ def plan_labels(target_width: float, *, n: int, population: int, human_half_n: f
         elif m_p is None:
             m_p = m_h
     return Plan(float(target_width), m_h, m_p, int(population))
+
+
+def plan_active(target_width: float, *, n: int, population: int, human_half_n: float, ppi_half: float,
+                alpha: float = 0.05) -> Plan:
+    """The plan of an active sample (:mod:`relgrade.stats._weighted`): each interval's half-width at ``m`` draws with
+    the same probabilities is its half-width at the ``n`` drawn, times ``sqrt(n / m) t_{m-1} / t_{n-1}`` (the
+    draws' variance falls as ``1 / m``; the pool's own term, ``sigma^2 / N``, is small beside it at ``N >> n`` and is
+    scaled alike: a projection, not a guarantee). A first uniform batch followed by an active one plans with the
+    uniform :func:`plan_labels` for the first batch, then with this on the combined file."""
+    tol = target_width * 1e-9
+    t_n = float(t_quantile_df(n - 1, alpha))
+
+    def fits(half_n):
+        return lambda m: 2 * half_n * np.sqrt(n / m) * float(t_quantile_df(m - 1, alpha)) / t_n <= target_width + tol
+
+    m_h = _smallest(fits(human_half_n), 2, _MAX_QUERIES, whole=True)
+    m_p = _smallest(fits(ppi_half), 2, _MAX_QUERIES, whole=True)
+    if m_p is not None and m_h is not None:
+        m_p = min(m_p, m_h)
+    return Plan(float(target_width), m_h, m_p, int(population), "active")
