@@ -46,11 +46,22 @@ def test_weighted_means_match_the_formula_by_hand():
     pool_var = sum(a * (b - mu) ** 2 for a, b in zip(h, Y)) * n / (n - 1)
     se = np.sqrt(s2 / n + pool_var / N)
     t = stats.t.ppf(0.975, n - 1)
+    k3 = sum(x ** 3 for x in phi) * n / ((n - 1) * (n - 2))
+    s = float(np.clip(k3 / n ** 2 / se ** 3, -0.75 / t, 0.75 / t))
+    a, b = s / 3, s / 6
+
+    def g_inv(x):  # Hall's transformation g(T) = T + a T^2 + a^2 T^3 / 3 + b, inverted
+        return (np.cbrt(1 + 3 * a * (x - b)) - 1) / a
+
+    for x in (t, -t):  # the inverse is the inverse
+        y = g_inv(x)
+        assert y + a * y * y + a * a * y ** 3 / 3 + b == pytest.approx(x, abs=1e-12)
     assert got.value[0] == pytest.approx(value, abs=1e-12)
     assert got.se[0] == pytest.approx(se, abs=1e-12)
-    assert got.lo[0] == pytest.approx(max(0.0, value - t * se), abs=1e-12)
-    assert got.hi[0] == pytest.approx(min(1.0, value + t * se), abs=1e-12)
-    assert got.half[0] == pytest.approx(t * se, abs=1e-12)
+    assert got.skew[0] == pytest.approx(s, abs=1e-12)
+    assert got.lo[0] == pytest.approx(max(0.0, value - se * g_inv(t)), abs=1e-12)
+    assert got.hi[0] == pytest.approx(min(1.0, value - se * g_inv(-t)), abs=1e-12)
+    assert got.half[0] == pytest.approx(se * (g_inv(t) - g_inv(-t)) / 2, abs=1e-12)
 
 
 def test_the_estimate_is_nearly_unbiased_over_every_triple_of_draws():
