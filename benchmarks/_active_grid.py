@@ -15,7 +15,8 @@ own id, the pool predicted as unlabeled copies (as the grid). The truth is the m
 labels. Printed per cell and design: coverage (misses above / below), the width ratio as shown (mean PPI width /
 mean human-only width of the same design), the share of draws where PPI is the wider, and the RMSE ratio (PPI /
 human-only); then the acceptance numbers: the mean PPI width of the active design over the uniform one's, and the
-RMSE ratio between them.
+RMSE ratio between them. First, per judge: how far ``u`` predicts the judge's own error per query (the
+correlation over the 54 queries), which bounds what the active design can buy.
 """
 
 from __future__ import annotations
@@ -68,6 +69,13 @@ def design_grid(nist, topics, runs, juries, metrics, *, draws: int, rng, thresho
         u = uncertainty(jury[0], nist, topics, runs)
         for thr in thresholds:
             H = np.stack([per_query_values(Qrels(nist), r, metrics, topics, rel_threshold=thr) for r in runs], axis=1)
+            Jh = np.stack([per_query_values(Qrels(jury[0].grades), r, metrics, topics, rel_threshold=thr)
+                           for r in runs], axis=1)
+            err = np.sqrt(((H - Jh) ** 2).mean(axis=1))  # queries x metrics: the judge's own error per query
+            print(f"\n{name}, relevant >= {thr}: u from the judge's grade distributions, its correlation over the "
+                  f"{Q} queries with the judge's error |metric on its grades - under NIST's| (rms over systems): "
+                  + ", ".join(f"{m.name} {np.corrcoef(u, err[:, j])[0, 1]:.2f}" for j, m in enumerate(metrics))
+                  + f"; u spans {u.max() / max(u.min(), 1e-12):.1f}x (max/min)")
             for n in ns:
                 for N in Ns:
                     cells = {d: {j: [] for j in range(len(metrics))} for d in ("uniform", "active")}

@@ -3,7 +3,7 @@
 Every query of the judged pool (the queries of ``--judge``, ``N`` of them) gets a per-draw probability from the
 judges' uncertainty about its metric, mixed with uniform (:func:`relgrade.stats._weighted.design_probabilities`):
 
-    q_i = (1 - floor) u_i / sum(u) + floor / N
+    q_i = (1 - a) u_i / sum(u) + a / N,    a = floor (default 0.3), raised until mean_i(1 / (N q_i)) <= 1.02
 
 and ``n`` queries are drawn *with replacement* with these probabilities (Zrnic & Candès 2024, "Active statistical
 inference"); each drawn query is listed once, with every pooled pair, in the order first drawn. Its rows record
@@ -22,7 +22,9 @@ over the top ``k`` of each ``--run`` (the mean of ``u_i^2`` over runs), or witho
 mixture's expected grade; ``IDCG_i`` the ideal DCG of the expected grades (at least 1: a query the judges call
 irrelevant throughout has no metric to be unsure of). One judge with hard grades only has ``u = 0`` everywhere:
 the uniform design. It is a proxy for the judge's error (the optimal ``q`` is proportional to ``sqrt(E[(Y_i -
-f_i)^2])``); the floor bounds what a poor proxy costs (``benchmarks/ppi_trec_dl.py --grid-design``).
+f_i)^2])``); the floor bounds what a poor proxy costs: raised as far as needed, it keeps the variance factor of an
+uninformative ``u`` at most 1.02, about 1% of width (:data:`relgrade.stats._weighted.MAX_DESIGN_EFFECT`; measured in
+``benchmarks/ppi_trec_dl.py --grid-design``).
 
 **Pilot then active batch** (``--pilot PILOT``): the queries a first, uniform batch (``--design queries``, ``n1``
 queries) labeled are kept, graded, at the top of the new file, and ``n2 = --n`` more are drawn with the active
@@ -43,7 +45,7 @@ import numpy as np
 
 from relgrade._errors import InputError
 from relgrade.calibration._sample import Sample, SampleItem
-from relgrade.stats._weighted import DEFAULT_FLOOR, design_probabilities
+from relgrade.stats._weighted import DEFAULT_FLOOR, design_floor, design_probabilities
 
 ACTIVE_K = 10
 """The cutoff of the nDCG whose spread ranks the queries' uncertainty."""
@@ -100,7 +102,8 @@ def sample_active(judge: Mapping[str, Mapping[str, int]], pool: Mapping[str, Seq
     if not queries:
         raise InputError("the pool is empty; nothing to sample from")
     N = len(queries)
-    q_draw = design_probabilities([uncertainty.get(q, 0.0) for q in queries], floor)
+    u = [uncertainty.get(q, 0.0) for q in queries]
+    q_draw = design_probabilities(u, floor)
     rng = np.random.default_rng(seed)
     picks = rng.choice(N, size=n, p=q_draw / q_draw.sum())
     order = list(dict.fromkeys(int(i) for i in picks))
@@ -130,4 +133,5 @@ def sample_active(judge: Mapping[str, Mapping[str, int]], pool: Mapping[str, Seq
             items.append(SampleItem(query_id=q, doc_id=d, judge_grade=judge.get(q, {}).get(d), design="active",
                                     weight=weight, draws=m, pool=N,
                                     grade=done[q].get(d) if q in done else None))
-    return Sample("active", tuple(items), N, sum(len(pool[q]) for q in queries), n)
+    return Sample("active", tuple(items), N, sum(len(pool[q]) for q in queries), n,
+                  floor=design_floor(u, floor))

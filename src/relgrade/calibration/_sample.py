@@ -115,6 +115,7 @@ class Sample:
     population_pairs: int  # pairs the draw could choose from (pooled pairs of those queries, or judged pairs)
     requested: int  # --n: queries (design queries) or pairs (design strata)
     strata: tuple[Stratum, ...] = ()
+    floor: float | None = None  # design active: the uniform share used (the floor, raised to cap the design effect)
 
     @property
     def n_pairs(self) -> int:

@@ -313,7 +313,9 @@ def _sample_active(judges, jl, scale_t, runs, depth, floor, pilot, n, seed, out,
     spread = sorted(uncertainty.values())
     click.echo(f"design active: {n} draws (seed {seed}) over {drawn.population_queries} judged queries, probabilities "
                f"from the judges' nDCG@10 spread (median {spread[len(spread) // 2]:.3f}, max {spread[-1]:.3f}), "
-               f"floor {DEFAULT_FLOOR if floor is None else floor:g}/N; {drawn.n_queries} distinct queries, "
+               f"uniform share {drawn.floor:.2f} (every query at least that/N; the --floor "
+               f"{DEFAULT_FLOOR if floor is None else floor:g}, raised to keep an uninformative judge's cost under 1% "
+               f"of width); {drawn.n_queries} distinct queries, "
                f"{plural(drawn.n_pairs, 'pair')}")
     if first:
         click.echo(f"pilot {pilot}: its {len(first['queries'])} queries kept with their grades; every draw weighted "

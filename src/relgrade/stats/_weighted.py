@@ -20,8 +20,11 @@ with uniform so that no query's probability falls below ``floor / N``:
 
     q_i = (1 - floor) u_i / sum(u) + floor / N
 
-The floor bounds every weight by ``w_i <= 1 / floor`` (a useless ``u`` costs at most the variance of those weights;
-a judge that gives every query the same ``u`` gives the uniform design exactly).
+The floor bounds every weight by ``w_i <= 1 / floor``. What a useless ``u`` costs is known before any label: when
+the errors are unrelated to ``q``, the correction's variance is the uniform design's times the design effect
+``mean_pool(w) = mean_pool(1 / (N q))``; so the floor is raised as far as needed to keep it at most
+:data:`MAX_DESIGN_EFFECT` (1.02: about 1% of width). That also caps what an informative ``u`` can gain; a judge that
+gives every query the same ``u`` gives the uniform design exactly.
 
 **Interval.** Student t with ``n - 1 - e`` degrees of freedom on the linearised terms ``phi_j = (w_j / mean w)
 (r_j - theta_r)`` (``theta_r`` the Hájek mean of ``r``), variance
@@ -38,10 +41,11 @@ send, as the unlabeled queries of the uniform PPI++ are: the same estimand, so t
 ``[theta - se g^-1(t), theta - se g^-1(-t)]``, clipped to ``[lower, upper]`` and widened to hold the estimate, as the
 uniform interval is; ``half`` is half its width before that. A sample whose terms are all equal gets the floor of
 :mod:`relgrade.stats._augmented` (one pseudo-observation at the far bound). No plus-two. Measured (``tests/stats/test_weighted.py``, worlds of 25 queries, n = 10, 4000 draws): coverage
-0.933-0.943 (uniform q in the same construction 0.940-0.950); the known weakness is an uncertainty that is pure noise
-and very spread (u at 0.4 for 30% of the queries, 0.03 for the rest, unrelated to the errors): 0.905-0.920, the
-few heavily weighted draws making the variance estimate too small at ten draws; on TREC DL 2020 see
-``benchmarks/ppi_trec_dl.py --grid-design``.
+0.933-0.949 (uniform q in the same construction 0.937-0.950), width 0.975 of the same construction's at uniform q
+when ``u`` is the judge's true error scale (sure of 70% of the queries), 1.006 when it is noise; without the cap on
+the design effect, a noise ``u`` as spread (0.4 for 30% of the queries, 0.03 for the rest) covered only
+0.893-0.899, the few heavily weighted draws making the variance estimate too small at ten draws (0.939 with the
+cap). On TREC DL 2020: ``benchmarks/ppi_trec_dl.py --grid-design`` and the README.
 
 **lam.** The correction is least variable at the slope of ``x = w (f - mean_w f)`` on ``y = w (Y - mean_w Y)``
 (both Hájek-centred and weighted); for a calibrated prediction (``E[Y | f, q] = f``) that slope is 1, so as
@@ -69,11 +73,29 @@ ACTIVE_INTERVAL = PPI_ACTIVE.name
 ACTIVE_RATIO_INTERVAL = PPI_ACTIVE_RATIO.name
 DEFAULT_FLOOR = 0.3
 """The uniform share of the active design: every query's probability is at least ``DEFAULT_FLOOR / N``."""
+MAX_DESIGN_EFFECT = 1.02
+"""The floor is raised until ``mean_pool(1 / (N q))`` is at most this: an uncertainty that says nothing about the
+judge's errors then costs at most about 1% of width (``sqrt(1.02)``)."""
 
 
-def design_probabilities(u, floor: float = DEFAULT_FLOOR) -> np.ndarray:
+def design_effect(q) -> float:
+    """``mean_pool(1 / (N q))``: the factor on the variance of the active estimate when the judge's errors are
+    unrelated to ``q`` (1 for the uniform design, above it for any other)."""
+    q = np.asarray(q, dtype=np.float64)
+    return float(np.mean(1.0 / (q.size * q)))
+
+
+def design_probabilities(u, floor: float = DEFAULT_FLOOR, *, max_effect: float | None = MAX_DESIGN_EFFECT) -> np.ndarray:
     """Per-draw probabilities ``q`` over a pool from the judges' per-query uncertainty ``u`` (module docstring):
-    ``(1 - floor) u / sum(u) + floor / N``; uniform when ``u`` is constant (or all 0)."""
+    ``(1 - a) u / sum(u) + a / N`` with ``a`` = :func:`design_floor`; uniform when ``u`` is constant (or all 0)."""
+    u = np.asarray(u, dtype=np.float64)
+    a = design_floor(u, floor, max_effect=max_effect)
+    return np.full(u.size, 1.0 / u.size) if a >= 1 else (1 - a) * u / u.sum() + a / u.size
+
+
+def design_floor(u, floor: float = DEFAULT_FLOOR, *, max_effect: float | None = MAX_DESIGN_EFFECT) -> float:
+    """The uniform share ``a`` of the active design: ``floor``, raised (bisection) until :func:`design_effect` is at
+    most ``max_effect`` (None: not raised); 1 when ``u`` is constant (or all 0)."""
     u = np.asarray(u, dtype=np.float64)
     if u.ndim != 1 or not u.size:
         raise InputError("the active design needs at least one judged query in its pool")
@@ -83,8 +105,18 @@ def design_probabilities(u, floor: float = DEFAULT_FLOOR) -> np.ndarray:
         raise InputError(f"--floor must be in (0, 1] (the uniform share of the active design), got {floor!r}")
     N = u.size
     if np.ptp(u) == 0 or u.sum() <= 0:
-        return np.full(N, 1.0 / N)
-    return (1 - floor) * u / u.sum() + floor / N
+        return 1.0
+
+    def at(a):
+        return (1 - a) * u / u.sum() + a / N
+
+    if max_effect is None or design_effect(at(floor)) <= max_effect:
+        return float(floor)
+    lo, hi = floor, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if design_effect(at(mid)) <= max_effect else (mid, hi)
+    return float(hi)
 
 
 @dataclass(frozen=True)
