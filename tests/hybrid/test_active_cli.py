@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import json
 
+import pytest
+
 from relgrade.cli import main
 
 
@@ -114,3 +116,30 @@ def test_a_uniform_pilot_then_an_active_batch(tmp_path, world, files, capsys):
     assert main(["estimate", "--run", str(files["run_a"]), "--human", str(tmp_path / "both.csv"), "--judge",
                  str(details), "--metric", "ndcg@5"]) == 0
     assert "design active: 11 draws" in capsys.readouterr().out
+
+
+def test_a_uniform_sample_gives_exactly_the_plain_labels_numbers(tmp_path, world, files, capsys):
+    """design 'queries' (weight N/n) takes today's path: the same numbers as the same labels without design columns."""
+    truth = world[0]
+    details = _details(tmp_path, world)
+    assert main(["sample", "--judge", str(details), "--n", "8", "--seed", "4", "--out", str(tmp_path / "u.csv")]) == 0
+    rows = _fill(tmp_path / "u.csv", truth, tmp_path / "uniform.csv")
+    assert {r["design"] for r in rows} == {"queries"}
+    with open(tmp_path / "plain.csv", "w") as fh:
+        fh.write("query_id,doc_id,grade\n" + "".join(f"{r['query_id']},{r['doc_id']},{r['grade']}\n" for r in rows))
+    for rule in ("zero", "exclude"):
+        got = {}
+        for name in ("uniform", "plain"):
+            out = tmp_path / f"{name}.json"
+            assert main(["estimate", "--run", str(files["run_b"]), "--human", str(tmp_path / f"{name}.csv"),
+                         "--judge", str(details), "--metric", "ndcg@5", "--metric", "mrr", "--no-answer", rule,
+                         "--json", str(out)]) == 0
+            got[name] = json.loads(out.read_text())
+        capsys.readouterr()
+        assert "design" not in got["uniform"]["settings"]
+        for metric, entry in got["plain"]["aggregate"].items():
+            mine = got["uniform"]["aggregate"][metric]
+            for part in ("ppi", "human_only"):
+                assert mine[part]["value"] == pytest.approx(entry[part]["value"], abs=1e-12)
+                for a, b in zip(mine[part]["ci95"], entry[part]["ci95"]):
+                    assert a == pytest.approx(b, abs=1e-12)
