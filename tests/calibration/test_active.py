@@ -78,3 +78,22 @@ def test_a_pilot_is_kept_and_weighted_by_the_mixture():
         sample_active(judge, pool, u, n=3, pilot={"queries": {"q1": {"a": 2}}, "weight": 7.0})
     with pytest.raises(InputError, match="not in the judged pool"):
         sample_active(judge, pool, u, n=3, pilot={"queries": {"zz": {"a": 2}}, "weight": 10.0})
+
+
+def test_calibrate_reads_an_active_file_with_its_draws_in_the_weights(tmp_path):
+    pool = {f"q{i}": ("a", "b") for i in range(6)}
+    u = {q: float(i) for i, q in enumerate(pool)}
+    judge = {q: {"a": 1, "b": 0} for q in pool}
+    s = sample_active(judge, pool, u, n=12, seed=5)
+    out = write_sample(s, tmp_path / "items.csv")
+    rows = list(csv.DictReader(open(out)))
+    for r in rows:
+        r["grade"] = "1"
+    with open(tmp_path / "filled.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    weights = read_labels(tmp_path / "filled.csv", source="human").weights()
+    for it in s.items:
+        assert weights[(it.query_id, it.doc_id)] == pytest.approx(it.weight * it.draws)
+    assert any(it.draws > 1 for it in s.items)  # the case the draws matter in

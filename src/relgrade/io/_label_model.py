@@ -145,8 +145,10 @@ class LabelSet:
         return {k: v for k, v in per.items() if len(v) > 1 or any(v)}
 
     def weights(self) -> dict[tuple[str, str], float] | None:
-        """``{(query_id, doc_id): 1/pi}`` when the rows carry inclusion weights, else None."""
-        out = {(lab.query_id, lab.doc_id): lab.weight for lab in self.labels if lab.weight is not None}
+        """``{(query_id, doc_id): 1/pi}`` when the rows carry inclusion weights, else None (an active sample's row:
+        its ``weight`` times its ``draws``, the query's expansion weight over all the draws)."""
+        out = {(lab.query_id, lab.doc_id): lab.weight * (lab.draws or 1) for lab in self.labels
+               if lab.weight is not None}
         return out or None
 
     def info(self) -> dict[tuple[str, str], dict[str, str]]:
