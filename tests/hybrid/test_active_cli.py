@@ -143,3 +143,21 @@ def test_a_uniform_sample_gives_exactly_the_plain_labels_numbers(tmp_path, world
                 assert mine[part]["value"] == pytest.approx(entry[part]["value"], abs=1e-12)
                 for a, b in zip(mine[part]["ci95"], entry[part]["ci95"]):
                     assert a == pytest.approx(b, abs=1e-12)
+
+
+def test_the_runs_top_ten_decide_the_uncertainty(tmp_path, world, files):
+    """u is the nDCG@10 spread over each --run's top 10: pairs a run ranks below 10 do not count (8 documents per
+    query here, so a run changes u only through the discounts of its order)."""
+    from relgrade.calibration import query_uncertainty, read_judge
+    from relgrade.io import read_run
+
+    details = _details(tmp_path, world)
+    jl = read_judge(details)
+    pool = {q: tuple(sorted(docs)) for q, docs in jl.labels.items()}
+    alone = query_uncertainty([jl], pool)
+    with_run = query_uncertainty([jl], pool, runs=[read_run(files["run_b"])])
+    assert alone.keys() == with_run.keys()
+    assert any(abs(alone[q] - with_run[q]) > 1e-6 for q in alone)  # the run's order moves the discounts
+    unsure = [q for i, q in enumerate(jl.labels) if i % 2 == 0]  # the details are unsure on every other query
+    sure = [q for q in jl.labels if q not in unsure]
+    assert min(with_run[q] for q in unsure) > max(with_run[q] for q in sure)
