@@ -180,13 +180,15 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
                    "active: whole queries drawn with probabilities from the judges' uncertainty about each query's "
                    "nDCG@10, never below --floor/N; estimate, compare and rank-systems weight them back.")
 @click.option("--floor", type=float, default=None,
-              help="--design active: the uniform share of each query's probability (default 0.3): none falls below "
-                   "floor/N.")
+              help="--design active: the uniform share of each query's probability (default 0.3; raised when needed "
+                   "so that a judge whose uncertainty says nothing costs at most about 1% of width): none falls "
+                   "below floor/N.")
 @click.option("--pilot", metavar="PATH",
               help="--design active: a labeled uniform first batch (a filled --design queries file of the same "
                    "--judge); its queries are kept, graded, and all draws weighted by the mixture of both batches.")
 @click.option("--n", "n", type=int, default=None,
-              help="How many to draw: QUERIES with --design queries, PAIRS with --design strata.")
+              help="How many to draw: QUERIES with --design queries, PAIRS with --design strata, DRAWS of whole "
+                   "queries (with replacement) with --design active.")
 @click.option("--target-halfwidth", type=float, default=None,
               help="Draw enough for a kappa CI of about this half-width (e.g. 0.05); the queries design converts "
                    "the pairs needed into queries at the observed pairs per query.")
@@ -206,7 +208,7 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
 @click.option("--out", required=True, metavar="items.csv|items.jsonl", help="Where to write the pairs to label.")
 def sample(judges, design, floor, pilot, n, target_halfwidth, assumed_kappa, run_paths, depth, corpus, queries_path,
            exclude, scale, seed, out):
-    """Choose the pairs humans should label next, as a probability sample (--design queries or strata).
+    """Choose the pairs humans should label next, as a probability sample (--design queries, strata or active).
 
     Pool of a query (design queries): every pair of the judge file for it (graded or unjudged), plus the top
     --depth of each --run. OUT is for the annotators, blind to the judge: query_id, query, doc_id, text,
