@@ -212,8 +212,9 @@ def sample(judges, design, floor, pilot, n, target_halfwidth, assumed_kappa, run
 
     Pool of a query (design queries): every pair of the judge file for it (graded or unjudged), plus the top
     --depth of each --run. OUT is for the annotators, blind to the judge: query_id, query, doc_id, text,
-    text_sha256, grade (empty), design, weight (1 / inclusion probability). The judge's grade and stratum of
-    each pair go beside it, to OUT.judge (items.judge.csv for items.csv), for later: calibrate joins the
+    text_sha256, grade (empty), design, weight (1 / inclusion probability; --design active: 1 / (n q), q the
+    query's per-draw probability, with draws and pool columns). The judge's grade and stratum of each pair go
+    beside it, to OUT.judge (items.judge.csv for items.csv), for later: calibrate joins the
     filled OUT with the judge's details by (query_id, doc_id).
     """
     from relgrade.calibration import (
