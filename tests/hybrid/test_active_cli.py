@@ -161,3 +161,33 @@ def test_the_runs_top_ten_decide_the_uncertainty(tmp_path, world, files):
     unsure = [q for i, q in enumerate(jl.labels) if i % 2 == 0]  # the details are unsure on every other query
     sure = [q for q in jl.labels if q not in unsure]
     assert min(with_run[q] for q in unsure) > max(with_run[q] for q in sure)
+
+
+def test_target_width_on_a_uniform_pilot_plans_an_active_batch(tmp_path, world, files, capsys):
+    """estimate --target-width on uniform labels also projects the draws of an active second batch: the PPI++
+    half-width scaled by mean(w r_c^2) / mean(r_c^2) over the labeled queries (relgrade.hybrid._active)."""
+    truth = world[0]
+    details = _details(tmp_path, world)
+    assert main(["sample", "--judge", str(details), "--n", "12", "--seed", "2", "--out", str(tmp_path / "p.csv")]) == 0
+    _fill(tmp_path / "p.csv", truth, tmp_path / "pilot.csv")
+    out = tmp_path / "est.json"
+    assert main(["estimate", "--run", str(files["run_b"]), "--human", str(tmp_path / "pilot.csv"), "--judge",
+                 str(details), "--metric", "ndcg@5", "--no-answer", "zero", "--target-width", "0.1", "--json",
+                 str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "draws of relgrade sample --design active" in printed
+    plan = json.loads(out.read_text())["aggregate"]["ndcg@5"]["plan"]
+    assert plan["active_draws"] >= 2
+    from relgrade.hybrid._active import active_factor
+    import numpy as np
+
+    Y = np.array([[0.2], [0.8], [0.5]])
+    J = np.array([[0.3], [0.6], [0.5], [0.1], [0.9], [0.4]])
+    u = {"a": 1.0, "b": 0.0, "c": 0.0, "d": 0.0, "e": 0.0, "f": 0.0}
+    f = active_factor(Y, J, np.array([0.5]), 3, list("abcdef"), u)
+    from relgrade.stats._weighted import design_probabilities
+
+    q = design_probabilities([u[x] for x in "abcdef"])
+    r = Y[:, 0] - 0.5 * J[:3, 0]
+    rc2 = (r - r.mean()) ** 2
+    assert f[0] == pytest.approx((rc2 / (6 * q[:3])).mean() / rc2.mean(), rel=1e-12)

@@ -32,7 +32,8 @@ queries) labeled are kept, graded, at the top of the new file, and ``n2 = --n`` 
 weighted ``1 / ((n1 + n2) m_i)`` (the balance heuristic of multiple importance sampling, Veach & Guibas 1995): the
 estimator stays unbiased, and its variance estimated as for iid draws from ``m`` is an upper bound of the truth
 (the batches are strata of that mixture). The pilot must come from the same pool (its ``weight`` times ``n1`` is
-``N``).
+``N``). Before drawing the second batch, ``relgrade estimate --target-width W`` on the labeled pilot projects how
+many active draws a W-wide interval needs (:func:`relgrade.hybrid._active.active_factor`).
 """
 
 from __future__ import annotations

@@ -190,11 +190,17 @@ def estimate(run_path, human_path, judge_paths, prediction, folds, ks, metrics, 
     chosen, forbidden, human, jins, mapping, crossfit, reuse, design = ppi_inputs(
         metrics, ks, forbidden_path, human_path, judge_paths, mapping_path, rel_threshold, prediction)
     run = read_run(run_path)
+    active_u = None
+    if target_width is not None and design is None:  # plan an active second batch from these uniform labels too
+        from relgrade.hybrid._active import judge_uncertainty
+
+        active_u = judge_uncertainty(jins, runs=[run])
     calibration = ppi_verdicts(jins, mapping, prediction)
     audit = ppi_audit(jins, mapping, audit_path)
     report = run_estimate(run, human, jins, chosen, rel_threshold=rel_threshold, no_answer=no_answer, alpha=alpha,
                           forbidden=forbidden, crossfit=crossfit, prediction=prediction, folds=folds,
-                          target_width=target_width, calibration=calibration, audit=audit, design=design)
+                          target_width=target_width, calibration=calibration, audit=audit, design=design,
+                          active_u=active_u)
     ppi_notes(reuse, report)
     click.echo(f"run {run_path}")
     click.echo(report.table())

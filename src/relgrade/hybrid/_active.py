@@ -144,3 +144,45 @@ def active_pvalues(D, Dj, n: int, design: ActiveDesign, labeled: Sequence[str], 
     with np.errstate(divide="ignore", invalid="ignore"):
         p = 2 * stats.t.sf(np.abs(est.value) / est.se, est.df)
     return np.where(est.se > 0, np.minimum(p, 1.0), np.where(est.value == 0, 1.0, 0.0))
+
+
+class _Grades:
+    """One judge's grades and distributions as :func:`relgrade.calibration.query_uncertainty` reads them."""
+
+    def __init__(self, labels):
+        self.labels: dict[str, dict[str, int]] = {}
+        self.distribution: dict[tuple[str, str], Mapping[int, float]] = {}
+        for lab in labels:
+            grade = lab.judge_grade if lab.judge_grade is not None else lab.grade
+            self.labels.setdefault(lab.query_id, {})[lab.doc_id] = grade
+            if lab.distribution:
+                self.distribution[(lab.query_id, lab.doc_id)] = lab.distribution
+
+
+def judge_uncertainty(judges: Sequence[Any], runs: Sequence[Any] = ()) -> dict[str, float]:
+    """``u`` of every judged query, as ``relgrade sample --design active`` computes it, from judge inputs
+    (:class:`relgrade.hybrid.JudgeInput`: their label rows)."""
+    from relgrade.calibration import query_uncertainty
+
+    grades = [_Grades(j.labels) for j in judges]
+    pool: dict[str, dict[str, None]] = {}
+    for g in grades:
+        for q, docs in g.labels.items():
+            pool.setdefault(q, {}).update(dict.fromkeys(docs))
+    return query_uncertainty(grades, {q: tuple(d) for q, d in pool.items()}, runs=runs)
+
+
+def active_factor(Y, J, lam, n: int, population: Sequence[str], uncertainty: Mapping[str, float]) -> np.ndarray:
+    """Per column: the variance of the PPI++ correction under the active design over its variance under the
+    uniform one, projected from uniform labels (``Y``: labeled x metrics, ``J``: the pool, labeled first, ``lam``
+    per column): ``mean(w r_c^2) / mean(r_c^2)`` over the labeled queries, ``r_c`` the centred ``Y - lam J`` and
+    ``w = 1 / (N q)`` with ``q`` the active probabilities of :func:`judge_uncertainty`'s ``u`` (a uniform sample of
+    the pool estimates both pool means)."""
+    from relgrade.stats._weighted import design_probabilities
+
+    q = design_probabilities([uncertainty.get(x, 0.0) for x in population])
+    w = 1.0 / (len(population) * q[:n])
+    r = Y - np.asarray(lam) * J[:n]
+    rc2 = (r - r.mean(axis=0)) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rc2.mean(axis=0) > 0, (w[:, None] * rc2).mean(axis=0) / rc2.mean(axis=0), 1.0)

@@ -23,6 +23,7 @@ The interval is valid only when the labeled queries are a random sample of all q
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -36,11 +37,11 @@ from relgrade.metrics._evaluate import find_leaks, no_shared_queries
 from relgrade.metrics._settings import (
     DEFAULT_NO_ANSWER, check_no_answer, check_rel_threshold, labels_fingerprint, queries_fingerprint,
 )
-from relgrade.hybrid._active import active_intervals, active_names, check_pool
+from relgrade.hybrid._active import active_factor, active_intervals, active_names, check_pool
 from relgrade.hybrid._coverage import coverage
 from relgrade.hybrid._estimate_report import EstimateReport, MetricEstimate
 from relgrade.hybrid._predict import DEFAULT_PREDICTION, judge_sets, predict, union_qrels
-from relgrade.hybrid._plan import judge_worth, plan_active, plan_labels
+from relgrade.hybrid._plan import active_draws, judge_worth, plan_active, plan_labels
 from relgrade.hybrid._ppi import PPI_INTERVAL, Means, human_only_means, ppi_means
 from relgrade.hybrid._ratio import HUMAN_RATIO_INTERVAL, RATIO_INTERVAL, ratio_means
 from relgrade.hybrid._values import answerable, per_query_values, split_queries
@@ -107,6 +108,7 @@ def estimate(
     calibration: Any = None,
     audit: Any = None,
     design: Any = None,
+    active_u: Mapping[str, float] | None = None,
 ) -> EstimateReport:
     """PPI++ estimate, human-only and judge-only values of each metric (default: as ``evaluate``).
 
@@ -133,7 +135,9 @@ def estimate(
 
     ``design``: the :class:`relgrade.hybrid.ActiveDesign` of human labels from ``relgrade sample --design active``
     (:func:`relgrade.hybrid.read_design`), estimated by the inverse-probability-weighted PPI++ of
-    :mod:`relgrade.hybrid._active`; None: a uniform sample (the PPI++ above).
+    :mod:`relgrade.hybrid._active`; None: a uniform sample (the PPI++ above). ``active_u`` (with ``target_width``
+    and a uniform sample: the judges' per-query uncertainty, :func:`relgrade.hybrid._active.judge_uncertainty`):
+    each plan also projects the draws an active second batch would need (``Plan.active_queries``).
     """
     if target_width is not None and not (isinstance(target_width, (int, float)) and 0 < target_width <= 1):
         raise InputError(f"--target-width must be a width in (0, 1] (e.g. 0.1), got {target_width!r}")
@@ -178,6 +182,13 @@ def estimate(
     out = {m.name: _metric(j, m, ppi, classical, n, len(population), judge_only, len(human_q) / n,
                            (names[0], human_names[j]), alpha, target_width, 0 if design is None else design.n)
            for j, m in enumerate(chosen)}
+    if target_width is not None and design is None and active_u is not None and unlabeled:
+        factor = active_factor(Y, J, ppi.lam, n, population, active_u)
+        for j, m in enumerate(chosen):
+            e = out[m.name]
+            draws = active_draws(float(target_width), n=n, ppi_half=e.half_widths[0], factor=float(factor[j]),
+                                 alpha=alpha)
+            out[m.name] = replace(e, plan=replace(e.plan, active_queries=draws))
     per_query = {
         "human": {q: {m.name: float(Y[i, j]) for j, m in enumerate(chosen)} for i, q in enumerate(labeled)},
         "judge": {q: {m.name: float(J[i, j]) for j, m in enumerate(chosen)} for i, q in enumerate(population)},
