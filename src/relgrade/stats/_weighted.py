@@ -121,7 +121,7 @@ def design_floor(u, floor: float = DEFAULT_FLOOR, *, max_effect: float | None = 
 
 @dataclass(frozen=True)
 class Weighted:
-    """Column-wise estimate and interval of the module docstring; ``half``: ``t * se`` before widening and
+    """Column-wise estimate and interval of the module docstring; ``half``: half the width before widening and
     clipping (the half-width width ratios and planning read), ``share``: ``e``."""
 
     value: np.ndarray
