@@ -1,0 +1,165 @@
+"""``relgrade judge --engine ray`` (issue 38): an actor pool on a real local Ray head (``ray_address``, one head per
+session, started by .ci/run), a real PostgreSQL store (``pg_url``) and the fake OpenAI server counting what is paid
+per pair (tests/fakes/openai_server.py). Ray's workers are killed by PID (the claim owner id holds it), never by name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from relgrade.io import read_qrels
+
+MODEL = "openai/gpt-4o-mini"
+RELGRADE = [sys.executable, "-m", "relgrade.cli"]
+N_QUERIES, N_DOCS = 60, 10  # 600 pairs
+
+
+def _env(key: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "RELGRADE_STORE"}
+    env.update(OPENAI_API_KEY=key, LITELLM_LOCAL_MODEL_COST_MAP="True", RAY_AUTH_MODE="disabled", **extra)
+    return env
+
+
+def _run_file(tmp_path, make_run, n_queries=N_QUERIES, n_docs=N_DOCS):
+    spec = {f"q{q}": (f"question number {q}", [(f"q{q}d{d}", f"passage {d} for query {q} [[grade={(q + d) % 4}]]")
+                                               for d in range(n_docs)]) for q in range(n_queries)}
+    return make_run(tmp_path / "run.jsonl", spec)
+
+
+def _check_grades(out: Path, n: int) -> None:
+    labels = read_qrels(out).labels
+    got = {(q, d): g for q, docs in labels.items() for d, g in docs.items()}
+    assert len(got) == n
+    assert all(g == (int(q[1:]) + int(d.split("d")[1])) % 4 for (q, d), g in got.items())
+
+
+def _calls(stdout: str) -> int:
+    line = next(x for x in stdout.splitlines() if x.startswith("judged "))
+    return int(re.search(r"(\d+) calls?, ", line).group(1))
+
+
+def _claims(url: str) -> list[tuple[str, str]]:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as db:
+        return [(k, o) for k, o in db.execute("SELECT key, owner FROM claims").fetchall()]
+
+
+def test_sqlite_store_is_refused_in_one_line(tmp_path, make_run, fake_key):
+    run = _run_file(tmp_path, make_run, 2, 2)
+    for store in (str(tmp_path / "s.sqlite"), None):
+        args = ["judge", "--engine", "ray", "--run", str(run), "--model", MODEL, "--api-base", "http://127.0.0.1:9/v1",
+                "--out", str(tmp_path / "o.qrels")] + (["--store", store] if store else [])
+        proc = subprocess.run(RELGRADE + args, env=_env(fake_key), capture_output=True, text=True, timeout=60,
+                              cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and "PostgreSQL" in lines[0] and "SQLite" in lines[0], proc.stderr
+    assert not (tmp_path / "s.sqlite").exists() and not (tmp_path / ".relgrade").exists()
+
+
+def test_missing_ray_names_the_extra_and_help_stays_without_ray(tmp_path, make_run, fake_key, pg_url):
+    blocker = tmp_path / "noray" / "ray"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('No module named ray (blocked by the test)')\n")
+    run = _run_file(tmp_path, make_run, 2, 2)
+    env = _env(fake_key, PYTHONPATH=os.pathsep.join([str(blocker.parent), *sys.path]))
+    proc = subprocess.run(RELGRADE + ["judge", "--engine", "ray", "--run", str(run), "--model", MODEL, "--api-base",
+                                      "http://127.0.0.1:9/v1", "--store", pg_url, "--out", str(tmp_path / "o.qrels")],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"relgrade: error: {_missing()}"], proc.stderr
+    assert "pip install 'relgrade[ray]'" in proc.stderr
+    probe = ("import sys\nfrom relgrade.cli import main\ntry:\n    main(['judge', '--help'])\nexcept SystemExit:\n"
+             "    pass\nprint('RAY' if 'ray' in sys.modules else 'NO RAY', file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", probe], env=_env(fake_key), capture_output=True, text=True, timeout=60)
+    assert proc.stderr.strip().endswith("NO RAY") and "--engine" in proc.stdout
+
+
+def _missing() -> str:
+    from relgrade.judge.cluster import RAY_MISSING
+
+    return RAY_MISSING
+
+
+def _start(args, env):
+    return subprocess.Popen(RELGRADE + args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_a_worker_killed_mid_run_loses_nothing(fakes, tmp_path, make_run, fake_key, pg_url, ray_address, how):
+    """600 pairs, 2 Ray workers x 8 calls at a 40 ms server, one worker process killed by PID mid-run: exit 0, every
+    pair right, a second run pays nothing. ``kill PID`` (SIGTERM: Ray's own stop) drains the worker, so no pair is
+    paid twice; ``kill -9`` loses the calls the worker had in flight, and only those are paid again."""
+    n = N_QUERIES * N_DOCS
+    run = _run_file(tmp_path, make_run)
+    with fakes.FakeOpenAIServer(latency=0.04, lifetime=300) as srv:
+        args = ["judge", "--engine", "ray", "--workers", "2", "--ray-address", ray_address, "--run", str(run),
+                "--model", MODEL, "--api-base", srv.base_url, "--store", pg_url, "--concurrency", "8"]
+        proc = _start([*args, "--out", str(tmp_path / "a.qrels")], _env(fake_key))
+        deadline = time.monotonic() + 120
+        while srv.stats()["paid"] < n // 5 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        owners = {}
+        for key, owner in _claims(pg_url):
+            owners.setdefault(owner, set()).add(key)
+        assert owners, "no worker held a claim mid-run"
+        victim = sorted(owners)[0]
+        pid = int(victim.split(":")[1])
+        assert pid != proc.pid  # a Ray worker process, not the driver
+        os.kill(pid, getattr(signal, how))
+        stdout, stderr = proc.communicate(timeout=240)
+        stats = srv.stats()
+        assert proc.returncode == 0, stderr[-3000:]
+        _check_grades(tmp_path / "a.qrels", n)
+        assert len(stats["by_pair"]) == n
+        twice = sum(row["paid"] - 1 for row in stats["by_pair"].values())
+        if how == "SIGTERM":
+            assert stats["paid"] == n and twice == 0
+            assert _calls(stdout) == n  # every paid call counted, the drained worker's too
+        else:
+            assert twice <= len(owners[victim]), (twice, len(owners[victim]))
+        assert _claims(pg_url) == []
+        again = subprocess.run(RELGRADE + [*args, "--out", str(tmp_path / "b.qrels")], env=_env(fake_key),
+                               capture_output=True, text=True, timeout=240)
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert srv.stats()["paid"] == stats["paid"]  # the second run pays nothing
+    assert _calls(again.stdout) == 0 and "600 from the store" in again.stdout
+    _check_grades(tmp_path / "b.qrels", n)
+
+
+@pytest.mark.ray
+def test_max_cost_holds_across_workers_from_python(fakes, tmp_path, make_run, fake_key, pg_url, ray_address,
+                                                   monkeypatch):
+    """One budget for every worker: the run stops before --max-cost, the server billed no more than it, and what was
+    paid is in the store (a second run with a larger budget pays only the rest)."""
+    from relgrade.io import read_run
+    from relgrade.judge import JudgeConfig, pool
+    from relgrade.judge.cluster import judge_pairs_ray
+    from relgrade.judge.transport._call import price_per_token
+
+    monkeypatch.setenv("OPENAI_API_KEY", fake_key)
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    pairs = pool([read_run(_run_file(tmp_path, make_run, 20, 10))], 10)
+    with fakes.FakeOpenAIServer(latency=0.04, lifetime=300) as srv:
+        kw = dict(model=MODEL, store=pg_url, api_base=srv.base_url, workers=2, ray_address=ray_address)
+        first = judge_pairs_ray(pairs, config=JudgeConfig(concurrency=4, max_cost=0.01), **kw)
+        paid = srv.stats()["paid"]
+        second = judge_pairs_ray(pairs, config=JudgeConfig(concurrency=4), **kw)
+        stats = srv.stats()
+    assert first.stopped == "max_cost" and 0 < first.cost_usd <= 0.01 and first.remaining
+    assert first.n_calls == paid and len(first.judgments) + len(first.remaining) == 200
+    assert paid * min(price_per_token(MODEL)) < 0.01  # the server billed no more than the budget allows
+    assert second.stopped is None and len(second.judgments) == 200 and not second.remaining
+    assert stats["paid"] == 200 and all(r["paid"] == 1 for r in stats["by_pair"].values())
+    assert second.n_calls == 200 - paid
+    assert {j.grade for j in second.judgments} == {0, 1, 2, 3}
