@@ -40,6 +40,8 @@ __all__ = ["RAY_MISSING", "connect", "import_ray", "judge_pairs_ray", "require_s
 RAY_MISSING = "--engine ray needs Ray, which is not installed: pip install 'relgrade[ray]'"
 BATCHES_IN_FLIGHT = 4
 """Batches a worker holds at once (a threaded actor): the next batch's calls start while one batch's last ones end."""
+ACTORS_WAIT_S = 300
+"""Seconds to wait for the ``workers`` actors to start before the first batch (then: an error naming --workers)."""
 
 
 def import_ray():
@@ -99,7 +101,7 @@ def judge_pairs_ray(pairs: Sequence[Pair], *, model: str | None = None, prompt: 
                     batch_units: int | None = None) -> JudgeResult:
     """:func:`relgrade.judge.judge_pairs` on a Ray cluster: ``workers`` actors, each ``config.concurrency`` calls in
     flight, one shared PostgreSQL ``store`` (module doc). ``batch_units``: distinct pairs per Ray Data batch
-    (default: twice a worker's concurrency)."""
+    (default: a worker's concurrency)."""
     config = config or JudgeConfig()
     if not (isinstance(workers, int) and workers >= 1):
         raise InputError(f"--workers {workers}: give a whole number of Ray workers, 1 or more")
@@ -138,9 +140,10 @@ def judge_pairs_ray(pairs: Sequence[Pair], *, model: str | None = None, prompt: 
             ctx = ray.data.DataContext.get_current()
             ctx.enable_progress_bars = False
             ctx.print_on_execution_start = False
+            ctx.wait_for_min_actors_s = ACTORS_WAIT_S  # every worker up before the first batch: an even share each
             logging.getLogger("ray.data").setLevel(logging.WARNING)
             shared = ray.remote(SharedBudget).options(num_cpus=0).remote(config.max_cost)
-            size = batch_units or 2 * config.concurrency * max(1, len(bases))
+            size = batch_units or config.concurrency * max(1, len(bases))
             ds = ray.data.from_items([{"u": i, "query": units[i].query, "text": units[i].text} for i in todo],
                                      override_num_blocks=max(1, -(-len(todo) // size)))
             out = ds.map_batches(
@@ -152,7 +155,7 @@ def judge_pairs_ray(pairs: Sequence[Pair], *, model: str | None = None, prompt: 
                                            api_base=api_base, api_key=key if key else None,
                                            api_key_env=None if key else api_key_env, lease_s=lease_s, shared=shared),
                 num_cpus=1)  # Ray Data restarts a dead worker and retries its batches (max_restarts=-1)
-            for batch in out.iter_batches(batch_size=None, batch_format="numpy"):
+            for batch in _batches(ray, out, workers):
                 for u, records, failed, paid, left, why in zip(batch["u"], batch["records"], batch["failed"],
                                                                batch["paid"], batch["left"], batch["fatal"]):
                     unit = units[int(u)]
@@ -187,6 +190,15 @@ def judge_pairs_ray(pairs: Sequence[Pair], *, model: str | None = None, prompt: 
     return JudgeResult(ordered, rest, model=model, prompt_hash=prompt_obj.hash, stopped=stopped, cost_usd=spent,
                        n_calls=calls, cost_unknown=unknown, store=where,
                        in_batches=sum(len(u.pairs) for u in remaining if u.batched))
+
+
+def _batches(ray: Any, out: Any, workers: int):
+    """The result batches as they come back; workers that never start are an :class:`InputError`."""
+    try:
+        yield from out.iter_batches(batch_size=None, batch_format="numpy")
+    except ray.exceptions.GetTimeoutError:
+        raise InputError(f"--workers {workers}: the Ray cluster did not start {workers} workers (one CPU each) within "
+                         f"{ACTORS_WAIT_S} s; lower --workers or add nodes") from None
 
 
 def _count(stats: dict[str, Any], unit, on_progress) -> None:

@@ -23,7 +23,6 @@ import os
 import signal
 import threading
 import time
-from contextvars import ContextVar
 from typing import Any
 
 from relgrade._errors import InputError
@@ -37,9 +36,6 @@ from relgrade.judge.store._open import open_store
 from relgrade.judge.transport._call import Answer, Caller, FatalCallError, Halted
 
 __all__ = ["PairJudge", "SharedBudget", "unit_rows"]
-
-_TALLY: ContextVar[dict[str, float] | None] = ContextVar("relgrade_ray_tally", default=None)
-
 
 class SharedBudget:
     """The run's spending across every worker (a Ray actor made by the driver): ``--max-cost`` is reserved here, and
@@ -57,37 +53,48 @@ class SharedBudget:
     def settle(self, reserved: float, paid: bool, cost: float | None) -> None:
         self.reserved -= reserved
         if paid:
-            self.calls += 1
-            if cost is None:
-                self.unknown += 1
-            else:
-                self.spent += cost
+            self.add(0.0 if cost is None else cost, 1, int(cost is None))
+
+    def add(self, spent: float, calls: int, unknown: int) -> None:
+        self.spent, self.calls, self.unknown = self.spent + spent, self.calls + calls, self.unknown + unknown
 
     def totals(self) -> tuple[float, int, int]:
         return self.spent, self.calls, self.unknown
 
 
 class _WorkerBudget(Budget):
-    """:class:`Budget` whose reservations and payments go to the run's :class:`SharedBudget` actor."""
+    """:class:`Budget` whose reservations go to the run's :class:`SharedBudget` actor (a round trip per call, only with
+    ``--max-cost``); its payments are counted here and sent there in sums (:meth:`flush`)."""
 
     def __init__(self, max_cost: float | None, model: str, shared: Any, ray_get: Any):
         super().__init__(max_cost, model)
         self.shared, self.ray_get = shared, ray_get
+        self.sent = (0.0, 0, 0)
+        self.lock = threading.Lock()
 
     def reserve(self, prompt_tokens: int, max_tokens: int) -> float:
         if self.max_cost is None or self.price is None:
             return 0.0
         worst = prompt_tokens * self.price[0] + max_tokens * self.price[1]
-        if not self.ray_get(self.shared.reserve.remote(worst)):  # a round trip per call, only with --max-cost
+        if not self.ray_get(self.shared.reserve.remote(worst)):
             raise Stop("max_cost")
         return worst
 
     def settle(self, reserved: float, answer: Answer | None) -> None:
         super().settle(0.0, answer)
-        self.shared.settle.remote(reserved, answer is not None, None if answer is None else answer.cost_usd)
-        tally = _TALLY.get()
-        if tally is not None and answer is not None:
-            tally["calls"] += 1
+        if reserved:
+            self.shared.settle.remote(reserved, False, None)
+
+    def flush(self, wait: bool = False) -> None:
+        """Send what was paid since the last flush to the shared actor (``wait``: until it has it)."""
+        with self.lock:
+            now = (self.spent, self.calls, self.unknown)
+            delta = tuple(a - b for a, b in zip(now, self.sent))
+            self.sent = now
+        if any(delta):
+            ref = self.shared.add.remote(*delta)
+            if wait:
+                self.ray_get(ref)
 
 
 def unit_rows(batch: dict[str, Any]) -> list[tuple[int, str, str]]:
@@ -129,8 +136,13 @@ class PairJudge:
         self.running = 0
 
     async def _heartbeat(self) -> None:
+        renewed = time.monotonic()
         while True:
-            await asyncio.sleep(self.db.lease_s / 3)
+            await asyncio.sleep(1.0)
+            self.budget.flush()  # the driver's progress and totals see this worker's calls within a second
+            if time.monotonic() - renewed < self.db.lease_s / 3:
+                continue
+            renewed = time.monotonic()
             try:
                 await self.engine._io(self.db.renew, self.owner)
             except InputError:
@@ -147,6 +159,7 @@ class PairJudge:
             time.sleep(0.02)
         try:
             asyncio.run_coroutine_threadsafe(self.engine._io(self.db.release, self.owner), self.loop).result(10)
+            self.budget.flush(wait=True)
         except Exception:  # noqa: BLE001 - exiting anyway; the claims then run out with their lease
             pass
         os._exit(1)  # Ray sees a dead worker and retries its batches elsewhere
@@ -157,6 +170,7 @@ class PairJudge:
         by_text = {(u.query, u.text): u for u in units}
         ordered = [by_text[(q, t)] for _, q, t in rows]
         left = asyncio.run_coroutine_threadsafe(self._judge(units), self.loop).result()
+        self.budget.flush(wait=True)  # counted before the driver can read the totals after the last batch
         if self.draining:
             time.sleep(3600)  # never return a batch cut short: the process exits and Ray retries it
         return {"u": [u for u, _, _ in rows],
