@@ -56,13 +56,16 @@ def one_run(pairs, *, workers: int, concurrency: int, base_url: str, pg: str, la
                                  config=JudgeConfig(concurrency=concurrency, transport="http", timeout=30))
         wall = time.perf_counter() - t0
         with psycopg.connect(url, autocommit=True) as db:
-            first, last, n = db.execute("SELECT min(created), max(created), count(*) FROM judgments").fetchone()
+            times = sorted(t for (t,) in db.execute("SELECT created FROM judgments").fetchall())
+        first, last, n = times[0], times[-1], len(times)
+        lo, hi = times[n // 10], times[n - 1 - n // 10]  # the middle 80% of the answers: the steady state
     finally:
         with psycopg.connect(pg, autocommit=True) as db:
             db.execute(f"DROP SCHEMA {schema} CASCADE")
     assert result.counts()["judged"] == len(pairs) and n == len(pairs), result.counts()
     span = (last - first) + latency  # the first answer arrives one latency after the first call goes out
-    return {"workers": workers, "wall": wall, "span": span, "throughput": n / span}
+    return {"workers": workers, "wall": wall, "span": span, "throughput": n / span,
+            "steady": (n - 2 * (n // 10)) / max(hi - lo, 1e-9)}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -98,14 +101,17 @@ def main(argv: list[str] | None = None) -> None:
                 ideal = workers * args.concurrency / args.latency
                 print(f"round {r}: {workers} worker(s) x {args.concurrency}: {row['throughput']:.1f} pairs/s judging "
                       f"({row['throughput'] / ideal:.2f} of the ideal {ideal:.0f}), {args.pairs} pairs in "
-                      f"{row['span']:.1f} s; end to end with actor start {row['wall']:.1f} s", flush=True)
+                      f"{row['span']:.1f} s (steady state, the middle 80% of the answers: {row['steady']:.1f} pairs/s); end to "
+                      f"end with actor start {row['wall']:.1f} s", flush=True)
     ray.shutdown()
     one = sum(x["throughput"] for x in rows if x["workers"] == 1) / args.rounds
     two = sum(x["throughput"] for x in rows if x["workers"] == 2) / args.rounds
+    steady1 = sum(x["steady"] for x in rows if x["workers"] == 1) / args.rounds
+    steady2 = sum(x["steady"] for x in rows if x["workers"] == 2) / args.rounds
     wall1 = sum(x["wall"] for x in rows if x["workers"] == 1) / args.rounds
     wall2 = sum(x["wall"] for x in rows if x["workers"] == 2) / args.rounds
     print(f"2 workers / 1 worker, {args.concurrency} in flight each at {args.latency * 1000:.0f} ms: throughput "
-          f"{two / one:.2f}x ({two:.1f} vs {one:.1f} pairs/s; goal >= 1.8x); end to end {wall1 / wall2:.2f}x "
+          f"{two / one:.2f}x ({two:.1f} vs {one:.1f} pairs/s; goal >= 1.8x); steady state {steady2 / steady1:.2f}x; end to end {wall1 / wall2:.2f}x "
           f"({wall2:.1f} s vs {wall1:.1f} s, Ray's actor start included)")
 
 

@@ -39,7 +39,9 @@ __all__ = ["RAY_MISSING", "connect", "import_ray", "judge_pairs_ray", "require_s
 
 RAY_MISSING = "--engine ray needs Ray, which is not installed: pip install 'relgrade[ray]'"
 BATCHES_IN_FLIGHT = 4
-"""Batches a worker holds at once (a threaded actor): the next batch's calls start while one batch's last ones end."""
+"""Batches a worker holds at once (a threaded actor). A batch is a quarter of the worker's request slots, so a worker
+holds 1.5x what it can send: its slots stay full across batch edges, and at the end of a run no worker is left with
+more than that queued while another idles (batches are assigned to workers up front, not stolen)."""
 ACTORS_WAIT_S = 300
 """Seconds to wait for the ``workers`` actors to start before the first batch (then: an error naming --workers)."""
 
@@ -101,7 +103,7 @@ def judge_pairs_ray(pairs: Sequence[Pair], *, model: str | None = None, prompt: 
                     batch_units: int | None = None) -> JudgeResult:
     """:func:`relgrade.judge.judge_pairs` on a Ray cluster: ``workers`` actors, each ``config.concurrency`` calls in
     flight, one shared PostgreSQL ``store`` (module doc). ``batch_units``: distinct pairs per Ray Data batch
-    (default: a worker's concurrency)."""
+    (default: a quarter of a worker's concurrency, :data:`BATCHES_IN_FLIGHT`)."""
     config = config or JudgeConfig()
     if not (isinstance(workers, int) and workers >= 1):
         raise InputError(f"--workers {workers}: give a whole number of Ray workers, 1 or more")
@@ -143,7 +145,7 @@ def judge_pairs_ray(pairs: Sequence[Pair], *, model: str | None = None, prompt: 
             ctx.wait_for_min_actors_s = ACTORS_WAIT_S  # every worker up before the first batch: an even share each
             logging.getLogger("ray.data").setLevel(logging.WARNING)
             shared = ray.remote(SharedBudget).options(num_cpus=0).remote(config.max_cost)
-            size = batch_units or config.concurrency * max(1, len(bases))
+            size = batch_units or max(1, -(-config.concurrency * max(1, len(bases)) // 2))
             ds = ray.data.from_items([{"u": i, "query": units[i].query, "text": units[i].text} for i in todo],
                                      override_num_blocks=max(1, -(-len(todo) // size)))
             out = ds.map_batches(

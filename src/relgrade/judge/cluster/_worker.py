@@ -30,7 +30,7 @@ from relgrade.judge._config import JudgeConfig
 from relgrade.judge._pool import Pair
 from relgrade.judge._prompt import Prompt
 from relgrade.judge.engine._budget import Budget, Stop
-from relgrade.judge.engine._engine import Engine, load_records, make_units, unit_done
+from relgrade.judge.engine._engine import Engine, check_grades, is_done, load_records, make_units, unit_done
 from relgrade.judge.store._claims import new_owner
 from relgrade.judge.store._open import open_store
 from relgrade.judge.transport._call import Answer, Caller, FatalCallError, Halted
@@ -180,9 +180,34 @@ class PairJudge:
                 "left": [left.get(id(unit), "") for unit in ordered],
                 "fatal": [self.fatal or "" for _ in ordered]}
 
+    def _acquire_all(self, units: list) -> bool:
+        """:meth:`Engine.acquire` for a whole batch in one claim and one read (the common case: no other worker holds
+        any of its pairs); False, and nothing claimed, when another owner holds one of them (then pair by pair)."""
+        config, prompt = self.config, self.prompt
+        todo = [k for u in units for i, k in enumerate(u.keys) if not is_done(u.records.get(i), config)]
+        if not todo:
+            return True
+        claimed, busy = self.db.claim(todo, self.owner,
+                                      retry_before=self.engine.started if config.retry_unjudged else None)
+        if busy:
+            return False
+        fresh = self.db.get_many([k for u in units for k in u.keys])
+        check_grades(fresh, prompt, str(self.db.path))
+        for unit in units:
+            for i, k in enumerate(unit.keys):
+                if k in fresh and (k not in claimed or fresh[k]["status"] == "pending_repair"):
+                    unit.records[i] = fresh[k]
+            unit.claimed = claimed & set(unit.keys)
+            left = [k for i, k in enumerate(unit.keys) if k not in claimed and not is_done(unit.records.get(i), config)]
+            unit.batched = self.db.in_open_batches(left) if left else set()
+        return True
+
     async def _judge(self, units: list) -> dict[int, str]:
         engine, config = self.engine, self.config
         await engine._io(load_records, units, self.db, self.prompt)
+        todo = [u for u in units if not unit_done(u, config)]
+        together = bool(todo) and not (self.stopped or self.fatal or self.draining) \
+            and await engine._io(self._acquire_all, todo)
         left: dict[int, str] = {}
         poll = min(1.0, self.db.lease_s / 4)
 
@@ -193,7 +218,7 @@ class PairJudge:
                     return
                 self.running += 1
                 try:
-                    while not await engine.aacquire(unit):  # another worker holds a claim: its answer comes
+                    while not together and not await engine.aacquire(unit):  # another worker holds a claim
                         await asyncio.sleep(poll)
                     await engine.judge_unit(unit)
                     if unit.batched and not unit_done(unit, config) and unit.failed is None:
@@ -211,7 +236,6 @@ class PairJudge:
                 finally:
                     self.running -= 1
 
-        todo = [u for u in units if not unit_done(u, config)]
         await asyncio.gather(*(one(u) for u in todo))
         if self.stopped or self.fatal:
             await engine._io(self.db.release, self.owner)  # this worker sends nothing more: free its pairs at once
