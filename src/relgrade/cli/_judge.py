@@ -124,7 +124,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
                    f"estimated cost {dollars}")
         click.echo(wall_time_line(plan.calls, plan.prompt_tokens + plan.completion_tokens, model=model,
                                   transport=transport, api_base=api_base, latency=latency,
-                                  concurrency=concurrency * (workers if engine == "ray" else 1),
+                                  concurrency=concurrency * (workers if engine != "online" else 1),
                                   measured=(plan.latency_s, plan.latency_n), rpm=rpm, tpm=tpm))
         from relgrade.cli._judge_batch import print_batch_price
 
@@ -162,6 +162,12 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
             result = judge_pairs_ray(pairs, model=model, prompt=prompt, store=store or None, config=config, api_base=api_base,
                                      api_key_env=api_key_env, max_grade=max_grade, on_progress=on_progress,
                                      workers=workers, ray_address=ray_address, lease_s=lease)
+        elif engine == "ray-vllm":
+            from relgrade.judge.cluster import judge_pairs_vllm
+
+            result = judge_pairs_vllm(pairs, model=model, prompt=prompt, store=store or None, config=config,
+                                      max_grade=max_grade, on_progress=on_progress, workers=workers,
+                                      ray_address=ray_address, lease_s=lease)
         else:
             result = judge_pairs(pairs, model=model, prompt=prompt, store=db, config=config, api_base=api_base,
                                  api_key_env=api_key_env, max_grade=max_grade, on_progress=on_progress)

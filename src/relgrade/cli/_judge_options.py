@@ -56,12 +56,13 @@ def judge_call_options(f):
 def engine_options(f):
     """--engine, --workers, --ray-address (``relgrade judge``)."""
     options = [
-        click.option("--engine", type=click.Choice(["online", "ray"]), default="online", show_default=True,
-                     help="Where the calls are made: online (this process), or ray (an actor pool on a Ray cluster, "
-                     "--workers actors of --concurrency calls each, sharing a PostgreSQL --store; needs "
-                     "'relgrade[ray]')."),
+        click.option("--engine", type=click.Choice(["online", "ray", "ray-vllm"]), default="online",
+                     show_default=True, help="Where the calls are made: online (this process); ray (an actor pool on "
+                     "a Ray cluster, --workers actors of --concurrency calls each, sharing a PostgreSQL --store; needs "
+                     "'relgrade[ray]'); ray-vllm (--model vllm/<model> served by vLLM on the cluster's GPUs through "
+                     "ray.data.llm, --workers replicas)."),
         click.option("--workers", type=int, default=2, show_default=True,
-                     help="Ray workers (actors, one CPU each) with --engine ray."),
+                     help="Ray workers with --engine ray (actors, one CPU each) or ray-vllm (vLLM replicas)."),
         click.option("--ray-address", default=None, metavar="ADDRESS", help="The Ray cluster for --engine ray (e.g. "
                      "HEAD:6379). Default: $RAY_ADDRESS, else a local Ray started for the run."),
     ]
@@ -81,7 +82,7 @@ def check_engine(engine: str, *, workers: int, ray_address: str | None, store: s
     from relgrade.judge.cluster._run import import_ray, require_shared_store
 
     if use_batch:
-        raise InputError("--batch sends the pairs to the provider's batch API, --engine ray calls it online from a "
+        raise InputError(f"--batch sends the pairs to the provider's batch API, --engine {engine} judges them on a "
                          "cluster: choose one")
     if workers < 1:
         raise InputError(f"--workers {workers}: give a whole number of Ray workers, 1 or more")

@@ -163,3 +163,58 @@ def test_max_cost_holds_across_workers_from_python(fakes, tmp_path, make_run, fa
     assert stats["paid"] == 200 and all(r["paid"] == 1 for r in stats["by_pair"].values())
     assert second.n_calls == 200 - paid
     assert {j.grade for j in second.judgments} == {0, 1, 2, 3}
+
+
+def _fake_vllm(built: list):
+    """A stand-in for ``ray.data.llm.build_processor`` (no GPU here): the same pre- and post-processing around a
+    'generation' that answers like the fake server ([[grade=N]] in the passage; [[garbage]]: no grade)."""
+
+    def generate(row):
+        text = row["messages"][-1]["content"]
+        found = re.search(r"\[\[grade=(\d)\]\]", text)
+        answer = "no idea" if "[[garbage]]" in text else f'{{"grade": {found.group(1)}, "reason": "stub vllm"}}'
+        return {**row, "generated_text": answer, "num_input_tokens": len(text) // 4, "num_generated_tokens": 9}
+
+    def build(settings, preprocess, postprocess):
+        built.append(settings)
+        return lambda ds: ds.map(preprocess).map(generate).map(postprocess)
+
+    return build
+
+
+@pytest.mark.ray
+def test_vllm_engine_with_the_engine_stubbed(tmp_path, make_run, pg_url, ray_address, monkeypatch):
+    """--engine ray-vllm's path without a GPU: prompts rendered by relgrade, answers parsed and stored under the
+    vllm/ model, an unreadable answer stored unjudged with its text, a pair another judge holds left to it, and a second
+    run that generates nothing."""
+    from relgrade.io import read_run
+    from relgrade.judge import JudgeConfig, JudgmentStore, load_prompt, pool
+    from relgrade.judge.cluster import judge_pairs_vllm
+    from relgrade.judge.engine._engine import make_units
+
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    spec = {f"q{q}": (f"question {q}", [(f"q{q}d{d}", f"passage {d} of {q} [[grade={(q + d) % 4}]]"
+                                         + (" [[garbage]]" if (q, d) == (0, 0) else "")) for d in range(5)])
+            for q in range(8)}
+    pairs = pool([read_run(make_run(tmp_path / "run.jsonl", spec))], 10)
+    model = "vllm/fake/judge-1b"
+    held = make_units(pairs, model, load_prompt("graded"), JudgeConfig())[1].keys
+    with JudgmentStore(pg_url) as db:
+        assert db.claim(held, "elsewhere.example:1:other") == (set(held), False)
+    built: list = []
+    kw = dict(model=model, store=pg_url, workers=1, ray_address=ray_address, processor=_fake_vllm(built))
+    first = judge_pairs_vllm(pairs, **kw)
+    assert built[0]["model_source"] == "fake/judge-1b" and built[0]["concurrency"] == 1
+    assert first.n_calls == 39 and first.cost_unknown == 39
+    assert [(p.query_id, p.doc_id) for p in first.remaining] == [("q0", "q0d1")]  # held by another judge: not sent
+    grades = {(j.query_id, j.doc_id): j for j in first.judgments}
+    assert grades[("q0", "q0d0")].status == "unjudged" and grades[("q0", "q0d0")].raw_answer == "no idea"
+    assert all(j.grade == (int(q[1:]) + int(d.split("d")[1])) % 4 for (q, d), j in grades.items() if j.status == "judged")
+    assert sum(j.status == "judged" for j in first.judgments) == 38
+    with JudgmentStore(pg_url) as db:
+        assert len(db) == 39 and db.latest(model, 100)[0]["engine"] == "ray-vllm"
+    second = judge_pairs_vllm(pairs, **kw)
+    assert len(built) == 1 and second.n_calls == 0  # everything from the store: no engine started
+    assert second.counts()["cached"] == 39
+    with pytest.raises(Exception, match="vllm/<Hugging Face id or path>"):
+        judge_pairs_vllm(pairs, **{**kw, "model": "fake/judge-1b"})

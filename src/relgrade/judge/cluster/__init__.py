@@ -4,5 +4,6 @@ cluster's GPUs through ``ray.data.llm``). Ray is imported only when one of them 
 """
 
 from relgrade.judge.cluster._run import RAY_MISSING, judge_pairs_ray
+from relgrade.judge.cluster._vllm import judge_pairs_vllm
 
-__all__ = ["RAY_MISSING", "judge_pairs_ray"]
+__all__ = ["RAY_MISSING", "judge_pairs_ray", "judge_pairs_vllm"]
