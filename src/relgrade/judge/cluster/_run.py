@@ -78,6 +78,8 @@ def connect(ray: Any, address: str | None) -> bool:
     host = (urlparse(address if "://" in address else f"ray://{address}").hostname or "") if address else "127.0.0.1"
     if host in {"127.0.0.1", "localhost"}:
         kw["_node_ip_address"] = "127.0.0.1"  # a head on loopback: keep this driver on loopback too
+    if address and "://" not in address and address != "auto":
+        _reachable(address)
     try:
         if address:
             ray.init(address=address, **kw)
@@ -92,6 +94,20 @@ def connect(ray: Any, address: str | None) -> bool:
                              "get-auth-token on the head) or RAY_AUTH_MODE as the cluster has it") from None
         raise
     return True
+
+
+def _reachable(address: str, timeout: float = 10.0) -> None:
+    """A cluster address ``HOST:PORT`` that answers TCP, else one line (``ray.init`` would retry for minutes)."""
+    import socket
+
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise InputError(f"--ray-address {address}: give the head's HOST:PORT (e.g. 10.0.0.5:6379), or set RAY_ADDRESS")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise InputError(f"--ray-address {address}: no Ray cluster answers there ({exc.strerror or exc}); start one "
+                         "(ray start --head) or fix the address") from None
 
 
 def judge_pairs_ray(pairs: Sequence[Pair], *, model: str | None = None, prompt: "str | Path | Prompt | None" = None,
