@@ -90,6 +90,22 @@ def _missing() -> str:
     return RAY_MISSING
 
 
+def _owners_mid_run(srv, proc, url: str, paid: int) -> dict[str, set[str]]:
+    """``{owner: claimed keys}`` once ``paid`` answers are billed and some worker holds claims (polled: between two
+    batches a worker may hold none for a moment)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if srv.stats()["paid"] >= paid:
+            owners: dict[str, set[str]] = {}
+            for key, owner in _claims(url):
+                owners.setdefault(owner, set()).add(key)
+            if owners:
+                return owners
+        time.sleep(0.01)
+    out, err = proc.communicate(timeout=60) if proc.poll() is not None else ("", "(still running)")
+    raise AssertionError(f"no worker held a claim mid-run; judge exited {proc.returncode}: {err[-2000:]}")
+
+
 def _start(args, env):
     return subprocess.Popen(RELGRADE + args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -106,18 +122,17 @@ def test_a_worker_killed_mid_run_loses_nothing(fakes, tmp_path, make_run, fake_k
         args = ["judge", "--engine", "ray", "--workers", "2", "--ray-address", ray_address, "--run", str(run),
                 "--model", MODEL, "--api-base", srv.base_url, "--store", pg_url, "--concurrency", "8"]
         proc = _start([*args, "--out", str(tmp_path / "a.qrels")], _env(fake_key))
-        deadline = time.monotonic() + 120
-        while srv.stats()["paid"] < n // 5 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.01)
-        owners = {}
-        for key, owner in _claims(pg_url):
-            owners.setdefault(owner, set()).add(key)
-        assert owners, "no worker held a claim mid-run"
-        victim = sorted(owners)[0]
-        pid = int(victim.split(":")[1])
-        assert pid != proc.pid  # a Ray worker process, not the driver
-        os.kill(pid, getattr(signal, how))
-        stdout, stderr = proc.communicate(timeout=240)
+        try:
+            owners = _owners_mid_run(srv, proc, pg_url, n // 5)
+            victim = sorted(owners)[0]
+            pid = int(victim.split(":")[1])
+            assert pid != proc.pid  # a Ray worker process, not the driver
+            os.kill(pid, getattr(signal, how))
+            stdout, stderr = proc.communicate(timeout=240)
+        finally:
+            if proc.poll() is None:  # a failed assertion: stop the run before its schema is dropped
+                proc.kill()
+                proc.communicate()
         stats = srv.stats()
         assert proc.returncode == 0, stderr[-3000:]
         _check_grades(tmp_path / "a.qrels", n)

@@ -154,12 +154,8 @@ def judge_pairs_ray(pairs: Sequence[Pair], *, model: str | None = None, prompt: 
                   timeout=min(PROBE_TIMEOUT, config.timeout))  # before Ray starts: a wrong key costs no cluster
         ray = import_ray()
         started = connect(ray, ray_address)
+        restore = _quiet_data(ray)
         try:
-            ctx = ray.data.DataContext.get_current()
-            ctx.enable_progress_bars = False
-            ctx.print_on_execution_start = False
-            ctx.wait_for_min_actors_s = ACTORS_WAIT_S  # every worker up before the first batch: an even share each
-            logging.getLogger("ray.data").setLevel(logging.WARNING)
             shared = ray.remote(SharedBudget).options(num_cpus=0).remote(config.max_cost)
             size = batch_units or max(1, -(-config.concurrency * max(1, len(bases)) // 2))
             ds = ray.data.from_items([{"u": i, "query": units[i].query, "text": units[i].text} for i in todo],
@@ -195,6 +191,7 @@ def judge_pairs_ray(pairs: Sequence[Pair], *, model: str | None = None, prompt: 
                     break
             spent, calls, unknown = ray.get(shared.totals.remote())
         finally:
+            restore()
             if started:
                 ray.shutdown()
     if fatal is not None:
@@ -208,6 +205,24 @@ def judge_pairs_ray(pairs: Sequence[Pair], *, model: str | None = None, prompt: 
     return JudgeResult(ordered, rest, model=model, prompt_hash=prompt_obj.hash, stopped=stopped, cost_usd=spent,
                        n_calls=calls, cost_unknown=unknown, store=where,
                        in_batches=sum(len(u.pairs) for u in remaining if u.batched))
+
+
+def _quiet_data(ray: Any) -> Callable[[], None]:
+    """Ray Data without progress bars or its INFO lines (the driver prints its own), every worker started before the
+    first batch (an even share each); returns what puts the caller's settings back."""
+    ctx, logger = ray.data.DataContext.get_current(), logging.getLogger("ray.data")
+    ours = {"enable_progress_bars": False, "print_on_execution_start": False, "wait_for_min_actors_s": ACTORS_WAIT_S}
+    saved, level = {k: getattr(ctx, k) for k in ours}, logger.level
+    for k, v in ours.items():
+        setattr(ctx, k, v)
+    logger.setLevel(logging.WARNING)
+
+    def restore() -> None:
+        for k, v in saved.items():
+            setattr(ctx, k, v)
+        logger.setLevel(level)
+
+    return restore
 
 
 def _batches(ray: Any, out: Any, workers: int):
