@@ -18,12 +18,14 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 from relgrade._errors import InputError
+from relgrade._version import __version__
 from relgrade.judge._config import JudgeConfig
 from relgrade.judge._pool import Pair
 from relgrade.judge._prompt import Prompt, resolve
@@ -232,6 +234,16 @@ def _batches(ray: Any, out: Any, workers: int):
     except ray.exceptions.GetTimeoutError:
         raise InputError(f"--workers {workers}: the Ray cluster did not start {workers} workers (one CPU each) within "
                          f"{ACTORS_WAIT_S} s; lower --workers or add nodes") from None
+    except ray.exceptions.RayError as exc:  # a worker that cannot start: one line, not Ray's nested tracebacks
+        text = str(exc)
+        missing = re.search(r"No module named '(relgrade[^']*)'", text)
+        if missing:
+            raise InputError(f"the Ray workers cannot import {missing.group(1)}: install relgrade {__version__} "
+                             "('relgrade[ray]') on every node, in the Python the cluster runs") from None
+        cause = re.search(r"InputError: ([^\n]+)", text)
+        if cause:
+            raise InputError(f"a Ray worker stopped: {cause.group(1).strip()}") from None
+        raise
 
 
 def _count(stats: dict[str, Any], unit, on_progress) -> None:
