@@ -78,6 +78,11 @@ def test_missing_ray_names_the_extra_and_help_stays_without_ray(tmp_path, make_r
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [f"relgrade: error: {_missing()}"], proc.stderr
     assert "pip install 'relgrade[ray]'" in proc.stderr
+    dry = subprocess.run(RELGRADE + ["judge", "--engine", "ray", "--workers", "3", "--concurrency", "8", "--dry-run",
+                                     "--run", str(run), "--model", MODEL, "--store", pg_url], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert dry.returncode == 0, dry.stderr  # a dry run needs no cluster, and no Ray
+    assert "4 to judge" in dry.stdout and "over 24 calls in flight" in dry.stdout, dry.stdout
     probe = ("import sys\nfrom relgrade.cli import main\ntry:\n    main(['judge', '--help'])\nexcept SystemExit:\n"
              "    pass\nprint('RAY' if 'ray' in sys.modules else 'NO RAY', file=sys.stderr)\n")
     proc = subprocess.run([sys.executable, "-c", probe], env=_env(fake_key), capture_output=True, text=True, timeout=60)
