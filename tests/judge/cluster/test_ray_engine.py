@@ -149,6 +149,7 @@ def test_a_worker_killed_mid_run_loses_nothing(fakes, tmp_path, make_run, fake_k
         else:
             assert twice <= len(owners[victim]), (twice, len(owners[victim]))
         assert _claims(pg_url) == []
+        assert f"{n} paid for now" in stdout  # the dead worker's stored answers count as paid by this run
         again = subprocess.run(RELGRADE + [*args, "--out", str(tmp_path / "b.qrels")], env=_env(fake_key),
                                capture_output=True, text=True, timeout=240)
         assert again.returncode == 0, again.stderr[-3000:]

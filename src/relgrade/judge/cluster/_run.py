@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import re
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,7 @@ def judge_pairs_ray(pairs: Sequence[Pair], *, model: str | None = None, prompt: 
         ray = import_ray()
         started = connect(ray, ray_address)
         restore = _quiet_data(ray)
+        run_id = uuid.uuid4().hex
         try:
             shared = ray.remote(SharedBudget).options(num_cpus=0).remote(config.max_cost)
             size = batch_units or max(1, -(-config.concurrency * max(1, len(bases)) // 2))
@@ -169,14 +171,16 @@ def judge_pairs_ray(pairs: Sequence[Pair], *, model: str | None = None, prompt: 
                                                    enable_true_multi_threading=True),
                 fn_constructor_kwargs=dict(model=model, prompt=prompt_obj, store=url, config=config,
                                            api_base=api_base, api_key=key if key else None,
-                                           api_key_env=None if key else api_key_env, lease_s=lease_s, shared=shared),
+                                           api_key_env=None if key else api_key_env, lease_s=lease_s, shared=shared,
+                                           run_id=run_id),
                 num_cpus=1)  # Ray Data restarts a dead worker and retries its batches (max_restarts=-1)
             for batch in _batches(ray, out, workers):
                 for u, records, failed, paid, left, why in zip(batch["u"], batch["records"], batch["failed"],
                                                                batch["paid"], batch["left"], batch["fatal"]):
                     unit = units[int(u)]
                     unit.records = {int(k): v for k, v in json.loads(str(records)).items()}
-                    unit.failed, unit.paid_now = (str(failed) or None), bool(paid)
+                    unit.failed = str(failed) or None
+                    unit.paid_now = bool(paid) or any(r.get("ray_run") == run_id for r in unit.records.values())
                     if why:
                         fatal = fatal or str(why)
                     if left:

@@ -102,16 +102,27 @@ def unit_rows(batch: dict[str, Any]) -> list[tuple[int, str, str]]:
     return [(int(u), str(q), str(t)) for u, q, t in zip(batch["u"], batch["query"], batch["text"])]
 
 
+class _RunEngine(Engine):
+    """The engine, with this run's id in every record it writes: a batch Ray retries on another worker then knows
+    that the answers it finds in the store were paid by this run (a drained or killed worker's), not by an earlier
+    one."""
+
+    run_id = ""
+
+    def _record(self, answer, parsed, *, previous=None):
+        return {**super()._record(answer, parsed, previous=previous), "ray_run": self.run_id}
+
+
 class PairJudge:
     """The callable class of ``Dataset.map_batches``: judges a batch of units, returns one row per unit (its records
     as JSON, ``failed``, ``paid``, ``left`` for a unit not finished: ``max_cost``, ``batched``, ``halted``,
     ``fatal``)."""
 
     def __init__(self, *, model: str, prompt: Prompt, store: str, config: JudgeConfig, api_base: Any,
-                 api_key: str | None, api_key_env: str | None, lease_s: float | None, shared: Any):
+                 api_key: str | None, api_key_env: str | None, lease_s: float | None, shared: Any, run_id: str = ""):
         import ray  # inside a worker, Ray is there
 
-        self.model, self.prompt, self.config = model, prompt, config
+        self.model, self.prompt, self.config, self.run_id = model, prompt, config, run_id
         self.db, _ = open_store(store, lease_s=lease_s)
         self.db.check_writable()
         self.owner = new_owner()
@@ -129,8 +140,9 @@ class PairJudge:
 
     async def _start(self) -> None:
         self.caller = Caller(self.model, self.config, **self._api)
-        self.engine = Engine(self.model, self.prompt, self.db, self.config, self.caller, self.budget, None,
-                             owner=self.owner, started=time.time())
+        self.engine = _RunEngine(self.model, self.prompt, self.db, self.config, self.caller, self.budget, None,
+                                 owner=self.owner, started=time.time())
+        self.engine.run_id = self.run_id
         self.slots = asyncio.Semaphore(2 * self.caller.capacity)  # as ajudge_pairs: one parses while one calls
         self.beat = asyncio.ensure_future(self._heartbeat())
         self.running = 0
