@@ -221,7 +221,7 @@ def _quiet_data(ray: Any) -> Callable[[], None]:
     saved, level = {k: getattr(ctx, k) for k in ours}, logger.level
     for k, v in ours.items():
         setattr(ctx, k, v)
-    logger.setLevel(logging.WARNING)
+    logger.setLevel(logging.ERROR)  # also its warning that progress bars are off
 
     def restore() -> None:
         for k, v in saved.items():
