@@ -31,6 +31,15 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "ray: needs the local Ray head of RELGRADE_TEST_RAY (required in CI)")
 
 
+def pytest_collection_modifyitems(config, items):
+    """The README's test command runs two workers (pytest-xdist, ``-n 2 --dist loadgroup``). The tests that read the
+    session's cold demo (:func:`demo_run`, :func:`demo_store`) and those that run the local model go to one group, one
+    worker: the demo runs once, and two llama.cpp models never fight over the two cores."""
+    for item in items:
+        if {"demo_run", "demo_store"} & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("local_model"):
+            item.add_marker(pytest.mark.xdist_group("local-model"))
+
+
 def _in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() == "true"
 
