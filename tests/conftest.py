@@ -34,10 +34,14 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     """The README's test command runs two workers (pytest-xdist, ``-n 2 --dist loadgroup``). The tests that read the
     session's cold demo (:func:`demo_run`, :func:`demo_store`) and those that run the local model go to one group, one
-    worker: the demo runs once, and two llama.cpp models never fight over the two cores."""
+    worker: the demo runs once, and two llama.cpp models never fight over the two cores. The tests on the Ray head
+    (:func:`ray_address`, 2 CPUs) go to another: two runs of two workers each at once would wait for each other's CPUs."""
     for item in items:
-        if {"demo_run", "demo_store"} & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("local_model"):
+        names = set(getattr(item, "fixturenames", ()))
+        if {"demo_run", "demo_store"} & names or item.get_closest_marker("local_model"):
             item.add_marker(pytest.mark.xdist_group("local-model"))
+        elif "ray_address" in names or item.get_closest_marker("ray"):
+            item.add_marker(pytest.mark.xdist_group("ray-head"))
 
 
 def _in_ci() -> bool:
