@@ -47,6 +47,8 @@ queries are 10 of the 54 without replacement, which makes coverage conservative.
     python benchmarks/ppi_trec_dl.py --n --skip-rank --pred-draws 200   # the prediction table alone
     python benchmarks/ppi_trec_dl.py --n --skip-rank --kappa 0.3 --pred-unlabeled 540   # N >> n: judge 10x the queries
     python benchmarks/ppi_trec_dl.py --n --skip-rank --pred-draws 200 --pred-replace   # the sharp coverage test
+    python benchmarks/ppi_trec_dl.py --grid 100 --grid-design uniform active --kappa 0.3 0.02 --grid-n 10 \
+        --grid-thresholds 2   # the active design beside the uniform one (benchmarks/_active_grid.py)
 
 Exits 2 with one line when the data directory is missing.
 """
@@ -364,6 +366,11 @@ def main() -> int:
     ap.add_argument("--grid-thresholds", type=int, nargs="+", default=[1, 2], help="relevance thresholds of the grid")
     ap.add_argument("--grid-partner", type=float, default=None, metavar="KAPPA", help="the grid compares the first "
                     "judge alone with it and a second judge of this kappa, calibrated jointly (judges that add up)")
+    ap.add_argument("--grid-design", nargs="+", choices=("uniform", "active"), default=None,
+                    help="the grid with a design axis (issue 35.3): uniform PPI++ beside the active design of relgrade "
+                         "sample --design active, at --grid-n labeled and --grid-pool judged queries "
+                         "(benchmarks/_active_grid.py)")
+    ap.add_argument("--grid-pool", type=int, nargs="+", default=[100, 500], help="judged queries N of --grid-design")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     if not (args.data / "qrels.txt").is_file():
@@ -400,6 +407,14 @@ def main() -> int:
         judges[Path(path).name] = [labels]
     if args.local is not None:
         judges["local judge"] = [local_grades(args.local, args.data, runs, depth=10)]
+    if args.grid and args.grid_design and "active" in args.grid_design:
+        from _active_grid import design_grid
+
+        design_grid(nist, topics, runs, juries, metrics, draws=args.grid, rng=np.random.default_rng(args.seed),
+                    thresholds=args.grid_thresholds, ns=args.grid_n, Ns=args.grid_pool, judge_sets=judge_sets,
+                    drawn=drawn)
+        print(f"\n({time.perf_counter() - t0:.0f} s)")
+        return 0
     if args.grid:
         rng = np.random.default_rng(args.seed)
         partner = None if args.grid_partner is None else llm_judge(nist, args.grid_partner, surf=surf, seed=args.seed + 7)

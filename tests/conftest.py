@@ -2,8 +2,8 @@
 
 CI skip policy: under ``CI=true`` (``.ci/run``, GitHub Actions) a *required* test that skips is a
 failure, so CI cannot go green with a whole feature untested because chromium, the local model,
-ragas or PostgreSQL was missing. Required: tests marked ``required``, ``local_model``, ``browser`` or
-``postgres``, and any test or module whose skip reason names one of :data:`REQUIRED_DEPENDENCIES`.
+ragas, PostgreSQL or the Ray head was missing. Required: tests marked ``required``, ``local_model``, ``browser``,
+``postgres`` or ``ray``, and any test or module whose skip reason names one of :data:`REQUIRED_DEPENDENCIES`.
 Outside CI such skips stay skips (a laptop without chromium can still run the rest).
 """
 
@@ -19,7 +19,7 @@ import pytest
 
 FAKES = Path(__file__).resolve().parent / "fakes" / "openai_server.py"
 
-REQUIRED_MARKERS = ("required", "local_model", "browser", "postgres")
+REQUIRED_MARKERS = ("required", "local_model", "browser", "postgres", "ray")
 REQUIRED_DEPENDENCIES = ("chromium", "chromedriver", "selenium", "llama_cpp", "llama-cpp", "ragas", "postgresql",
                          "postgres", "psycopg", "pg_ctl", "initdb", "nbclient", "nbformat")
 
@@ -28,6 +28,20 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "required: must run in CI (CI=true turns its skip into a failure)")
     config.addinivalue_line("markers", "browser: drives headless Chromium (required in CI)")
     config.addinivalue_line("markers", "postgres: needs a PostgreSQL server (required in CI)")
+    config.addinivalue_line("markers", "ray: needs the local Ray head of RELGRADE_TEST_RAY (required in CI)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The README's test command runs two workers (pytest-xdist, ``-n 2 --dist loadgroup``). The tests that read the
+    session's cold demo (:func:`demo_run`, :func:`demo_store`) and those that run the local model go to one group, one
+    worker: the demo runs once, and two llama.cpp models never fight over the two cores. The tests on the Ray head
+    (:func:`ray_address`, 2 CPUs) go to another: two runs of two workers each at once would wait for each other's CPUs."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if {"demo_run", "demo_store"} & names or item.get_closest_marker("local_model"):
+            item.add_marker(pytest.mark.xdist_group("local-model"))
+        elif "ray_address" in names or item.get_closest_marker("ray"):
+            item.add_marker(pytest.mark.xdist_group("ray-head"))
 
 
 def _in_ci() -> bool:
@@ -189,3 +203,20 @@ def pg_url():
     yield f"{base}{sep}options=-csearch_path%3D{schema}"
     with psycopg.connect(base, autocommit=True) as db:
         db.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture(scope="session")
+def ray_address():
+    """The address of the local Ray head the Ray tests share (one per session: ``RELGRADE_TEST_RAY``, else
+    ``RAY_ADDRESS``; .ci/run starts it with ``ray start --head`` on 127.0.0.1). Skipped outside CI without one, failed in
+    CI (mark the test ``ray``)."""
+    address = os.environ.get("RELGRADE_TEST_RAY") or os.environ.get("RAY_ADDRESS")
+    if not address:
+        if _in_ci():
+            pytest.fail("CI=true but RELGRADE_TEST_RAY is not set: .ci/run must start a Ray head")
+        pytest.skip("RELGRADE_TEST_RAY not set (the address of a local Ray head: ray start --head, see .ci/run)")
+    if importlib.util.find_spec("ray") is None:
+        if _in_ci():
+            pytest.fail("CI=true but ray is not installed: the dev extra installs it")
+        pytest.skip("ray not installed (pip install 'relgrade[ray]')")
+    return address

@@ -14,6 +14,7 @@ PPI++                       ``estimate``, ``compare --human --judge`` (predictio
 PPI++ joint                 ``rank-systems`` (one lam for every system and pair)
 ratio                       ``estimate`` / ``compare`` human-only with ``--no-answer exclude``
 PPI++ ratio                 ``estimate`` / ``compare`` / ``rank-systems`` with ``--no-answer exclude``
+PPI++ active (ratio)        the same commands on labels of ``relgrade sample --design active``
 Student t over queries
 and repeats                 ``evaluate`` / ``compare`` with several ``--run`` (repeats of one configuration)
 studentized bootstrap       ``calibrate`` (up to 100 queries)
@@ -76,6 +77,20 @@ RATIO = Construction(
 PPI_RATIO = Construction(
     "PPI++ ratio", "the mean over the queries with a relevant document (--no-answer exclude): every ratio r whose "
                    "PPI++ interval of Y − r·A, at one lam for every r, holds 0 (test inversion)")
+PPI_ACTIVE = Construction(
+    "PPI++ active", "inverse-probability-weighted PPI++ for human-labeled queries drawn with known unequal "
+                    "probabilities q (relgrade sample --design active; Zrnic & Candès 2024): the judge's mean over the "
+                    "judged pool plus the mean of (Y − lam·Yhat) / (N·q) over the draws, Student t on those terms "
+                    "with the pool's own sampling term; lam the weighted fitted slope shrunk toward 1")
+PPI_ACTIVE_RATIO = Construction(
+    "PPI++ active ratio", "the PPI++ active estimates of E[Y] and E[A] (--no-answer exclude), their ratio with a "
+                          "linearised (delta-method) Student t interval")
+HANSEN_HURWITZ = Construction(
+    "Hansen-Hurwitz", "the human-only estimate of an active sample: the mean of Y / (N·q) over the draws (Hansen & "
+                      "Hurwitz 1943), Student t with the pool's own sampling term (PPI++ active at lam = 0)")
+HANSEN_HURWITZ_RATIO = Construction(
+    "Hansen-Hurwitz ratio", "the Hansen-Hurwitz estimates of E[Y] and E[A] (--no-answer exclude), their ratio with a "
+                            "linearised Student t interval (PPI++ active ratio at lam = 0)")
 REPEATS = Construction(
     "Student t over queries and repeats", "the Student t interval over the queries' mean over repeats, widened in "
                                           "quadrature by a Student t interval of the repeat means (relgrade.stats."
@@ -115,7 +130,9 @@ def calibration_ci(n_queries: int, max_studentized: int) -> Construction:
     return STUDENTIZED if n_queries <= max_studentized else BCA
 
 
-CONSTRUCTIONS = (STUDENT_T, PLUS_TWO, PPI, PPI_JOINT, RATIO, PPI_RATIO, REPEATS, STUDENTIZED, BCA, PERCENTILE, CLUSTERED)
+CONSTRUCTIONS = (STUDENT_T, PLUS_TWO, PPI, PPI_JOINT, RATIO, PPI_RATIO, PPI_ACTIVE, PPI_ACTIVE_RATIO,
+                 HANSEN_HURWITZ, HANSEN_HURWITZ_RATIO, REPEATS,
+                 STUDENTIZED, BCA, PERCENTILE, CLUSTERED)
 
 
 def described(name: str | None) -> str | None:
@@ -126,5 +143,5 @@ def described(name: str | None) -> str | None:
     return next((c.described for c in CONSTRUCTIONS if c.name == name), name)
 
 __all__ = ["BCA", "CLUSTERED", "CONSTRUCTIONS", "Construction", "MEAN_CI", "MEAN_CI_HELP", "PERCENTILE", "PLUS_TWO",
-           "PLUS_TWO_POWER", "PPI", "PPI_JOINT", "PPI_RATIO", "RATIO", "REPEATS", "STUDENTIZED", "STUDENT_T",
+           "HANSEN_HURWITZ", "HANSEN_HURWITZ_RATIO", "PLUS_TWO_POWER", "PPI", "PPI_ACTIVE", "PPI_ACTIVE_RATIO", "PPI_JOINT", "PPI_RATIO", "RATIO", "REPEATS", "STUDENTIZED", "STUDENT_T",
            "calibration_ci", "described", "mean_ci"]

@@ -13,6 +13,7 @@ and :func:`read_human`. Every statistic carries a 95% CI from a bootstrap over q
 BCa above 100 queries).
 """
 
+from relgrade.calibration._active import ACTIVE_K, query_uncertainty, sample_active
 from relgrade.calibration._agreement import agreement
 from relgrade.calibration._ceiling import human_agreement
 from relgrade.calibration._crossfit import CrossFit, crossfit_mapping
@@ -49,6 +50,7 @@ from relgrade.calibration._sample import (
 from relgrade.calibration._verdict import band_of, verdict
 
 __all__ = [
+    "ACTIVE_K",
     "DEFAULT_DESIGN",
     "DESIGNS",
     "Agreement",
@@ -86,6 +88,8 @@ __all__ = [
     "render_disagreements",
     "render_page",
     "render_sections",
+    "query_uncertainty",
+    "sample_active",
     "sample_pairs",
     "sample_size",
     "verdict",

@@ -1,6 +1,7 @@
 """Which pairs humans should label next: a probability sample, so that the labels estimate population values.
 
-Two designs (``design=``); the default, ``queries``, is the one PPI (``relgrade estimate``) needs.
+Two designs here (``design=``); the default, ``queries``, is the one PPI (``relgrade estimate``) needs. The third,
+``active`` (the judges choose which queries humans label), is :mod:`relgrade.calibration._active`.
 
 ``queries``: a uniform random sample of whole queries, drawn without replacement with the explicit seed,
 with *every* pooled pair of each chosen query. The pool of a query (:func:`query_pool`) is the union of
@@ -60,10 +61,13 @@ import numpy as np
 
 from relgrade._errors import InputError
 
-DESIGNS = ("queries", "strata")
+DESIGNS = ("queries", "strata", "active")
 DEFAULT_DESIGN = "queries"
 COLUMNS = ("query_id", "query", "doc_id", "text", "text_sha256", "grade", "design", "weight")
 """The annotators' file: blind to the judge (no grade, no stratum named after a grade)."""
+ACTIVE_COLUMNS = COLUMNS + ("draws", "pool")
+"""The annotators' file of the active design (:mod:`relgrade.calibration._active`): also each query's draws and the
+pool size."""
 JUDGE_COLUMNS = ("query_id", "doc_id", "grade", "source", "model", "stratum")
 """The file beside it (``items.judge.csv``): the judge's grade of each pair and its stratum, for later."""
 BANDS = ("low", "mid", "high")  # entropy terciles within a judge grade
@@ -83,6 +87,9 @@ class SampleItem:
     uncertainty: float | None = None  # entropy of the judge's grade distribution (nats), when given
     query: str = ""
     text: str = ""
+    draws: int | None = None  # design active: draws that chose the query
+    pool: int | None = None  # design active: the judged queries drawn from
+    grade: int | None = None  # a pilot's human grade, kept in the file of a pilot + active batch
 
 
 @dataclass(frozen=True)
@@ -108,6 +115,7 @@ class Sample:
     population_pairs: int  # pairs the draw could choose from (pooled pairs of those queries, or judged pairs)
     requested: int  # --n: queries (design queries) or pairs (design strata)
     strata: tuple[Stratum, ...] = ()
+    floor: float | None = None  # design active: the uniform share used (the floor, raised to cap the design effect)
 
     @property
     def n_pairs(self) -> int:
@@ -210,6 +218,8 @@ def sample_pairs(
     ``distribution`` (design ``strata``) holds the judge's grade distributions for the entropy terciles.
     """
     check_design(design)
+    if design == "active":
+        raise InputError("the active design draws with the judges' uncertainty: use relgrade.calibration.sample_active")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise InputError(f"--n must be a positive integer, got {n!r}")
     rng = np.random.default_rng(seed)
@@ -380,11 +390,13 @@ def write_sample(sample: Sample, path: str | Path, *, model: str | None = None) 
         "doc_id": it.doc_id,
         "text": it.text,
         "text_sha256": text_sha256(it.text) if it.text else None,
-        "grade": None,
+        "grade": it.grade,
         "design": it.design,
         "weight": it.weight,
+        "draws": it.draws,
+        "pool": it.pool,
     } for it in sample.items]
     judged = [{"query_id": it.query_id, "doc_id": it.doc_id, "grade": it.judge_grade, "source": "judge",
                "model": model, "stratum": it.stratum} for it in sample.items]
     write_labels(judged, beside, columns=JUDGE_COLUMNS)
-    return write_labels(rows, p, columns=COLUMNS)
+    return write_labels(rows, p, columns=ACTIVE_COLUMNS if sample.design == "active" else COLUMNS)

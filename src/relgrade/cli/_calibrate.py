@@ -171,12 +171,24 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
 
 
 @click.command("sample")
-@click.option("--judge", required=True, metavar="PATH", help="Judge labels: details JSONL (uses distributions) or qrels.")
-@click.option("--design", default=None, metavar="queries|strata",
+@click.option("--judge", "judges", required=True, multiple=True, metavar="PATH",
+              help="Judge labels: details JSONL (uses distributions) or qrels. Repeatable with --design active (the "
+                   "judges' disagreement counts as uncertainty).")
+@click.option("--design", default=None, metavar="queries|strata|active",
               help="queries (the default): whole random queries with every pooled pair, what relgrade estimate "
-                   "needs. strata: pairs by judge grade (x entropy tercile), with inclusion weights for calibrate.")
+                   "needs. strata: pairs by judge grade (x entropy tercile), with inclusion weights for calibrate. "
+                   "active: whole queries drawn with probabilities from the judges' uncertainty about each query's "
+                   "nDCG@10, never below --floor/N; estimate, compare and rank-systems weight them back.")
+@click.option("--floor", type=float, default=None,
+              help="--design active: the uniform share of each query's probability (default 0.3; raised when needed "
+                   "so that a judge whose uncertainty says nothing costs at most about 1% of width): none falls "
+                   "below floor/N.")
+@click.option("--pilot", metavar="PATH",
+              help="--design active: a labeled uniform first batch (a filled --design queries file of the same "
+                   "--judge); its queries are kept, graded, and all draws weighted by the mixture of both batches.")
 @click.option("--n", "n", type=int, default=None,
-              help="How many to draw: QUERIES with --design queries, PAIRS with --design strata.")
+              help="How many to draw: QUERIES with --design queries, PAIRS with --design strata, DRAWS of whole "
+                   "queries (with replacement) with --design active.")
 @click.option("--target-halfwidth", type=float, default=None,
               help="Draw enough for a kappa CI of about this half-width (e.g. 0.05); the queries design converts "
                    "the pairs needed into queries at the observed pairs per query.")
@@ -194,14 +206,15 @@ def calibrate(judges, human, json_out, report_out, scale, threshold, n_boot, see
 @click.option("--scale", default="0-3", show_default=True, help="Declared grade scale, e.g. 0-3.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random draw.")
 @click.option("--out", required=True, metavar="items.csv|items.jsonl", help="Where to write the pairs to label.")
-def sample(judge, design, n, target_halfwidth, assumed_kappa, run_paths, depth, corpus, queries_path, exclude, scale,
-           seed, out):
-    """Choose the pairs humans should label next, as a probability sample (--design queries or strata).
+def sample(judges, design, floor, pilot, n, target_halfwidth, assumed_kappa, run_paths, depth, corpus, queries_path,
+           exclude, scale, seed, out):
+    """Choose the pairs humans should label next, as a probability sample (--design queries, strata or active).
 
     Pool of a query (design queries): every pair of the judge file for it (graded or unjudged), plus the top
     --depth of each --run. OUT is for the annotators, blind to the judge: query_id, query, doc_id, text,
-    text_sha256, grade (empty), design, weight (1 / inclusion probability). The judge's grade and stratum of
-    each pair go beside it, to OUT.judge (items.judge.csv for items.csv), for later: calibrate joins the
+    text_sha256, grade (empty), design, weight (1 / inclusion probability; --design active: 1 / (n q), q the
+    query's per-draw probability, with draws and pool columns). The judge's grade and stratum of each pair go
+    beside it, to OUT.judge (items.judge.csv for items.csv), for later: calibrate joins the
     filled OUT with the judge's details by (query_id, doc_id).
     """
     from relgrade.calibration import (
@@ -210,14 +223,24 @@ def sample(judge, design, n, target_halfwidth, assumed_kappa, run_paths, depth, 
     )
 
     design = check_design(DEFAULT_DESIGN if design is None else design)
+    judge = judges[0]
+    if design != "active":
+        for option, value in (("--floor", floor), ("--pilot", pilot), ("a second --judge", judges[1:] or None)):
+            if value is not None:
+                raise InputError(f"{option} applies to --design active only")
+    elif target_halfwidth is not None or exclude:
+        raise InputError(f"{'--target-halfwidth' if target_halfwidth is not None else '--exclude'} does not apply to "
+                         "--design active: give --n (plan it with relgrade estimate --target-width) and a labeled "
+                         "uniform batch as --pilot")
     if (n is None) == (target_halfwidth is None):
         raise InputError("give exactly one of --n or --target-halfwidth (e.g. --target-halfwidth 0.05)")
     if depth is not None and (design != "queries" or not run_paths):
         raise InputError("--depth pools a run's top K for --design queries; give it with --run and --design queries")
     from relgrade.io._outputs import check_outputs, with_sides
 
-    check_outputs(with_sides("--out", out, "items"), {"--judge": judge, "--run": run_paths, "--corpus": corpus,
-                                                      "--queries": queries_path, "--exclude": exclude})
+    check_outputs(with_sides("--out", out, "items"), {"--judge": judges, "--run": run_paths, "--corpus": corpus,
+                                                      "--queries": queries_path, "--exclude": exclude,
+                                                      "--pilot": pilot})
     check_writable(out)
     from relgrade.calibration._inputs import parse_scale
 
@@ -242,6 +265,8 @@ def sample(judge, design, n, target_halfwidth, assumed_kappa, run_paths, depth, 
 
         queries.update(read_queries(queries_path))
     done = read_human(exclude, scale=scale_t).labels if exclude else None
+    if design == "active":
+        return _sample_active(judges, jl, scale_t, runs, depth, floor, pilot, n, seed, out, queries, texts)
     pool = None
     if design == "queries":
         pool = query_pool(jl.labels, unjudged=jl.unjudged, runs=runs if depth else (), depth=depth)
@@ -259,6 +284,49 @@ def sample(judge, design, n, target_halfwidth, assumed_kappa, run_paths, depth, 
     drawn = with_texts(drawn, queries=queries, texts=texts, info=jl.info)
     write_sample(drawn, out, model=jl.model)
     _summary(drawn, judge=judge, out=out, seed=seed, depth=depth, exclude=exclude)
+    return 0
+
+
+def _sample_active(judges, jl, scale_t, runs, depth, floor, pilot, n, seed, out, queries, texts) -> int:
+    """``sample --design active`` (:mod:`relgrade.calibration._active`)."""
+    from relgrade.calibration import query_pool, query_uncertainty, read_human, read_judge, sample_active, write_sample
+    from relgrade.calibration import with_texts
+    from relgrade.label._items import judge_file_for
+    from relgrade.stats._weighted import DEFAULT_FLOOR
+
+    jls = [jl] + [read_judge(p, scale=scale_t) for p in judges[1:]]
+    merged: dict[str, dict[str, int]] = {}
+    for j in reversed(jls):  # the first judge's grade wins in the file beside
+        for q, docs in j.labels.items():
+            merged.setdefault(q, {}).update(docs)
+    pool = query_pool(merged, unjudged=[p for j in jls for p in j.unjudged], runs=runs if depth else (), depth=depth)
+    uncertainty = query_uncertainty(jls, pool, runs=runs)
+    first = None
+    if pilot:
+        done = read_human(pilot, scale=scale_t)
+        if done.design != "queries":
+            raise InputError("the pilot must be a uniform sample (a filled relgrade sample --design queries file)",
+                             path=pilot)
+        weights = set((done.weights or {}).values())
+        first = {"queries": done.labels, "weight": weights.pop() if len(weights) == 1 else None}
+    drawn = sample_active(merged, pool, uncertainty, n=n, floor=DEFAULT_FLOOR if floor is None else floor, seed=seed,
+                          pilot=first)
+    drawn = with_texts(drawn, queries=queries, texts=texts, info=jl.info)
+    write_sample(drawn, out, model=jl.model)
+    spread = sorted(uncertainty.values())
+    click.echo(f"design active: {n} draws (seed {seed}) over {drawn.population_queries} judged queries, probabilities "
+               f"from the judges' nDCG@10 spread (median {spread[len(spread) // 2]:.3f}, max {spread[-1]:.3f}), "
+               f"uniform share {drawn.floor:.2f} (every query at least that/N; the --floor "
+               f"{DEFAULT_FLOOR if floor is None else floor:g}, raised to keep an uninformative judge's cost under 1% "
+               f"of width); {drawn.n_queries} distinct queries, "
+               f"{plural(drawn.n_pairs, 'pair')}")
+    if first:
+        click.echo(f"pilot {pilot}: its {len(first['queries'])} queries kept with their grades; every draw weighted "
+                   "by the mixture of the uniform pilot and the active batch")
+    click.echo("label every pair of a query; relgrade estimate, compare and rank-systems read the design and weights "
+               "from the file (keep its design, weight, draws and pool columns)")
+    click.echo(f"wrote {plural(drawn.n_pairs, 'pair')} to {out}, blind to the judge; the judge's grades to "
+               f"{judge_file_for(out)} (keep it from the annotators)")
     return 0
 
 

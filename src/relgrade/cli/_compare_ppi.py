@@ -15,14 +15,14 @@ def compare_ppi(run_a, run_b, human_path, judge_paths, prediction, folds, mappin
     from relgrade.cli._hybrid import ppi_audit, ppi_inputs, ppi_notes, ppi_verdicts, report_tail
     from relgrade.io import read_run
 
-    chosen, forbidden, human, jins, mapping, crossfit, reuse = ppi_inputs(
+    chosen, forbidden, human, jins, mapping, crossfit, reuse, design = ppi_inputs(
         metrics, ks, forbidden_path, human_path, judge_paths, mapping_path, rel_threshold, prediction)
     runs = [read_run(path) for path in (run_a, run_b)]
     calibration = ppi_verdicts(jins, mapping, prediction)
     audit = ppi_audit(jins, mapping, audit_path)
     report = compare_runs(*runs, human, jins, chosen, rel_threshold=rel_threshold, no_answer=no_answer, alpha=alpha,
                           crossfit=crossfit, forbidden=forbidden, prediction=prediction, folds=folds, seed=seed,
-                          calibration=calibration, audit=audit)
+                          calibration=calibration, audit=audit, design=design)
     ppi_notes(reuse, report)
     click.echo(f"A (baseline) = {run_a}\nB (candidate) = {run_b}")
     click.echo(report.table())

@@ -35,14 +35,21 @@ def _judged(human_path: str, judge_paths, mapping_path: str | None, threshold: i
     from relgrade.hybrid import on_common_scale, read_human_labels, read_judge_labels, read_mapping, require_random_sample
 
     mapping = read_mapping(mapping_path) if mapping_path else None
+    from relgrade.hybrid import read_design
+
     human = read_human_labels(human_path)
+    design = None
     if ppi:
         require_random_sample(human, human_path)
+        design = read_design(human, human_path)
     judges = [read_judge_labels(path, mapping=mapping) for path in judge_paths]
     human, judges[0], note = on_common_scale(human, judges[0], threshold=threshold)
     if note:
         click.echo(f"note: {note}")
-    return _as_dict(human), judges, mapping
+    if design is not None:
+        click.echo(f"design active: {design.n} draws over {len(design.q)} labeled queries from a pool of {design.pool}, "
+                   "each weighted 1/(N q) by its probability q (PPI++ active)")
+    return _as_dict(human), judges, mapping, design
 
 
 def _as_dict(labels) -> dict[str, dict[str, int]]:
@@ -86,9 +93,9 @@ def ppi_inputs(metrics, ks, forbidden_path, human_path, judge_paths, mapping_pat
 
     chosen = parse_metrics(metrics, ks)
     forbidden = _forbidden(forbidden_path)
-    human, jins, mapping = _judged(human_path, judge_paths, mapping_path, rel_threshold, ppi=True)
+    human, jins, mapping, design = _judged(human_path, judge_paths, mapping_path, rel_threshold, ppi=True)
     crossfit, reuse = _crossfit(jins, human, mapping, prediction)
-    return chosen, forbidden, human, jins, mapping, crossfit, reuse
+    return chosen, forbidden, human, jins, mapping, crossfit, reuse, design
 
 
 def ppi_verdicts(jins, mapping, prediction: str):
@@ -180,14 +187,20 @@ def estimate(run_path, human_path, judge_paths, prediction, folds, ks, metrics, 
 
     check_outputs({"--json": json_out}, {"--run": run_path, "--human": human_path, "--judge": judge_paths,
                                          "--mapping": mapping_path, "--audit": audit_path, "--forbidden": forbidden_path})
-    chosen, forbidden, human, jins, mapping, crossfit, reuse = ppi_inputs(
+    chosen, forbidden, human, jins, mapping, crossfit, reuse, design = ppi_inputs(
         metrics, ks, forbidden_path, human_path, judge_paths, mapping_path, rel_threshold, prediction)
     run = read_run(run_path)
+    active_u = None
+    if target_width is not None and design is None:  # plan an active second batch from these uniform labels too
+        from relgrade.hybrid._active import judge_uncertainty
+
+        active_u = judge_uncertainty(jins, runs=[run])
     calibration = ppi_verdicts(jins, mapping, prediction)
     audit = ppi_audit(jins, mapping, audit_path)
     report = run_estimate(run, human, jins, chosen, rel_threshold=rel_threshold, no_answer=no_answer, alpha=alpha,
                           forbidden=forbidden, crossfit=crossfit, prediction=prediction, folds=folds,
-                          target_width=target_width, calibration=calibration, audit=audit)
+                          target_width=target_width, calibration=calibration, audit=audit, design=design,
+                          active_u=active_u)
     ppi_notes(reuse, report)
     click.echo(f"run {run_path}")
     click.echo(report.table())
@@ -319,7 +332,7 @@ def rank_systems(run_paths, human_path, judge_paths, prediction, folds, metrics,
     check_outputs({"--json": json_out}, {"--run": run_paths, "--human": human_path, "--judge": judge_paths,
                                          "--mapping": mapping_path, "--audit": audit_path})
     chosen = parse_metrics(metrics or [DEFAULT_RANK_METRIC])
-    human, jins, mapping = _judged(human_path, judge_paths, mapping_path, rel_threshold, ppi=True)
+    human, jins, mapping, design = _judged(human_path, judge_paths, mapping_path, rel_threshold, ppi=True)
     _crossfit(jins, human, mapping, prediction, allow=False)  # the hard PPI ranking cannot cross-fit a mapping
     runs = {}
     stems = [Path(p).stem for p in run_paths]
@@ -331,7 +344,7 @@ def rank_systems(run_paths, human_path, judge_paths, prediction, folds, metrics,
     verdict = ppi_verdicts(jins, mapping, prediction)
     audit = ppi_audit(jins, mapping, audit_path)
     results = [run_rank(runs, human, jins, m, rel_threshold=rel_threshold, no_answer=no_answer, n_boot=n_boot,
-                        seed=seed, prediction=prediction, folds=folds) for m in chosen]
+                        seed=seed, prediction=prediction, folds=folds, design=design) for m in chosen]
     if results:
         click.echo(prediction_line(results[0].settings["prediction"]))
     for r in results:

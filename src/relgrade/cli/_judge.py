@@ -15,7 +15,9 @@ from pathlib import Path
 import click
 
 from relgrade._words import plural
-from relgrade.cli._judge_options import check_judge_call, judge_call_options, wall_time_line
+from relgrade.cli._judge_options import (
+    check_engine, check_judge_call, engine_options, judge_call_options, wall_time_line,
+)
 from relgrade.cli._options import CHUNKS_HELP, QUERIES_HELP
 
 _LOCAL_NOTE = ("note: {model} is the embedded plumbing default, with near-zero agreement with human labels; "
@@ -49,11 +51,12 @@ def _is_file(path: str) -> bool:
 @click.option("--batch-status", is_flag=True, help="List the batches of the store still pending, and exit.")
 @click.option("--poll-interval", type=float, default=60.0, show_default=True, help="Seconds between batch status polls.")
 @click.option("--batch-size", type=int, default=50_000, show_default=True, help="Requests per batch at most.")
+@engine_options
 @click.option("--batch-fallback", type=click.Choice(["batch", "direct"]), default="batch", show_default=True,
               help="Lines of a failed or expired batch: resubmit them as a batch, or judge them by direct calls.")
 def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_name, transport, max_grade, depth, concurrency, timeout,
           max_attempts, rpm, tpm, samples, temperature, no_logprobs, retry_unjudged, store, lease, max_cost, dry_run,
-          latency, out, show_unjudged, use_batch, batch_status, poll_interval, batch_size, batch_fallback):
+          latency, out, show_unjudged, use_batch, batch_status, poll_interval, batch_size, batch_fallback, engine, workers, ray_address):
     """Grade the pooled top-K chunks of one or more runs 0-3 with an LLM judge."""
     from relgrade._errors import InputError
     from relgrade.io import read_corpus, read_queries, read_run
@@ -70,6 +73,7 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
         return print_batch_status(store, model)
     if not runs:
         raise InputError("--run is required: pass at least one run file")
+    check_engine(engine, workers=workers, ray_address=ray_address, store=store, use_batch=use_batch, dry_run=dry_run)
     if not dry_run and not out:
         raise InputError("--out QRELS is required (or pass --dry-run)")
     if judge_name is not None:
@@ -119,7 +123,8 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
         click.echo(f"estimated tokens: {plan.prompt_tokens} prompt + {plan.completion_tokens} completion; "
                    f"estimated cost {dollars}")
         click.echo(wall_time_line(plan.calls, plan.prompt_tokens + plan.completion_tokens, model=model,
-                                  transport=transport, api_base=api_base, concurrency=concurrency, latency=latency,
+                                  transport=transport, api_base=api_base, latency=latency,
+                                  concurrency=concurrency * (workers if engine != "online" else 1),
                                   measured=(plan.latency_s, plan.latency_n), rpm=rpm, tpm=tpm))
         from relgrade.cli._judge_batch import print_batch_price
 
@@ -151,6 +156,18 @@ def judge(runs, corpus, queries, model, api_base, api_key_env, prompt, judge_nam
                                  api_key_env=api_key_env, max_grade=max_grade, poll_interval=poll_interval,
                                  batch_size=batch_size, fallback=batch_fallback,
                                  on_poll=PollPrinter(poll_interval))
+        elif engine == "ray":
+            from relgrade.judge.cluster import judge_pairs_ray
+
+            result = judge_pairs_ray(pairs, model=model, prompt=prompt, store=store or None, config=config, api_base=api_base,
+                                     api_key_env=api_key_env, max_grade=max_grade, on_progress=on_progress,
+                                     workers=workers, ray_address=ray_address, lease_s=lease)
+        elif engine == "ray-vllm":
+            from relgrade.judge.cluster import judge_pairs_vllm
+
+            result = judge_pairs_vllm(pairs, model=model, prompt=prompt, store=store or None, config=config,
+                                      max_grade=max_grade, on_progress=on_progress, workers=workers,
+                                      ray_address=ray_address, lease_s=lease)
         else:
             result = judge_pairs(pairs, model=model, prompt=prompt, store=db, config=config, api_base=api_base,
                                  api_key_env=api_key_env, max_grade=max_grade, on_progress=on_progress)

@@ -53,6 +53,44 @@ def judge_call_options(f):
     return f
 
 
+def engine_options(f):
+    """--engine, --workers, --ray-address (``relgrade judge``)."""
+    options = [
+        click.option("--engine", type=click.Choice(["online", "ray", "ray-vllm"]), default="online",
+                     show_default=True, help="Where the calls are made: online (this process); ray (an actor pool on "
+                     "a Ray cluster, --workers actors of --concurrency calls each, sharing a PostgreSQL --store; needs "
+                     "'relgrade[ray]'); ray-vllm (--model vllm/<model> served by vLLM on the cluster's GPUs through "
+                     "ray.data.llm, --workers replicas)."),
+        click.option("--workers", type=int, default=2, show_default=True,
+                     help="Ray workers with --engine ray (actors, one CPU each) or ray-vllm (vLLM replicas)."),
+        click.option("--ray-address", default=None, metavar="ADDRESS", help="The Ray cluster for --engine ray (e.g. "
+                     "HEAD:6379). Default: $RAY_ADDRESS, else a local Ray started for the run."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def check_engine(engine: str, *, workers: int, ray_address: str | None, store: str | None, use_batch: bool,
+                 dry_run: bool) -> None:
+    """Before reading any run: --engine ray wants a PostgreSQL store, no --batch, Ray installed (unless a dry run)."""
+    if engine == "online":
+        for name, value, default in (("--workers", workers, 2), ("--ray-address", ray_address, None)):
+            if value != default:
+                raise InputError(f"{name} applies to --engine ray; add --engine ray or drop {name}")
+        return
+    from relgrade.judge.cluster._run import import_ray, require_shared_store
+
+    if use_batch:
+        raise InputError(f"--batch sends the pairs to the provider's batch API, --engine {engine} judges them on a "
+                         "cluster: choose one")
+    if workers < 1:
+        raise InputError(f"--workers {workers}: give a whole number of Ray workers, 1 or more")
+    require_shared_store(store or None)
+    if not dry_run:
+        import_ray()
+
+
 def check_judge_call(model: str | None, api_base: tuple[str, ...], api_key_env: str | None, lease: float | None):
     """``(model, api_base)`` once checked: the key's variable is set, the model a name (the default when None), every
     --api-base a URL, the lease a number of seconds. ``api_base``: None, one URL, or a list for a fleet."""

@@ -20,6 +20,7 @@ Front door::
   underneath; :func:`plan_labels` / :func:`judge_worth`: labels a target width needs, what the judge was worth.
 """
 
+from relgrade.hybrid._active import ActiveDesign, read_design
 from relgrade.hybrid._coverage import Coverage, coverage, coverage_table
 from relgrade.hybrid._estimate import EstimateReport, MetricEstimate, estimate
 from relgrade.hybrid._inputs import (
@@ -37,6 +38,8 @@ from relgrade.hybrid._rank import JOINT_INTERVAL, PairResult, RankingReport, Sou
 from relgrade.hybrid._values import per_query_values
 
 __all__ = [
+    "ActiveDesign",
+    "read_design",
     "JOINT_INTERVAL",
     "PPI_INTERVAL",
     "RATIO_INTERVAL",

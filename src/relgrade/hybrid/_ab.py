@@ -28,6 +28,7 @@ from relgrade.io import Qrels, Run
 from relgrade.metrics import Metric
 from relgrade.metrics._evaluate import text_table
 from relgrade.metrics._settings import DEFAULT_NO_ANSWER
+from relgrade.hybrid._active import active_intervals, active_names, active_value, check_pool
 from relgrade.hybrid._estimate import (_intervals, estimate, interval_names, label_settings, prepare, run_leaks,
                                        too_few_answerable)
 from relgrade.hybrid._predict import DEFAULT_PREDICTION, predict
@@ -140,12 +141,13 @@ def compare_runs(
     seed: int = 0,
     calibration: Any = None,
     audit: Any = None,
+    design: Any = None,
 ) -> PairedReport:
     """PPI++ difference ``B - A`` of each metric with its interval, beside the human-only and judge-only ones;
     ``judge``, ``prediction``, ``folds``, ``seed`` and ``crossfit`` as for :func:`relgrade.hybrid.estimate` (one
     prediction model for both runs); ``calibration`` (the judge's :class:`relgrade._verdict.JudgeVerdict`, or None)
     is recorded in the report's ``judge`` block, which ``relgrade gate --paired`` reads, with ``audit`` (the judge's
-    :class:`relgrade._verdict.AuditVerdict`, or None)."""
+    :class:`relgrade._verdict.AuditVerdict`, or None); ``design``: an active sample's, as for ``estimate``."""
     runs = [r if isinstance(r, Run) else Run.from_dict(r, name=name) for r, name in ((run_a, "A"), (run_b, "B"))]
     human_q, sets, judge_q, chosen, labeled, unlabeled, rel_threshold = prepare(human, judge, metrics, k, no_answer,
                                                                                 rel_threshold, runs)
@@ -158,15 +160,23 @@ def compare_runs(
     if no_answer == "exclude" and (A > 0).sum() < 2:
         raise too_few_answerable(int((A > 0).sum()), n, human_q.source)
     D, Dj = Y[1] - Y[0], P[1] - P[0]
-    ppi, human_only = _intervals(D, A, Dj, Ahat, n, no_answer, alpha, bounds=(-1.0, 1.0))
+    if design is not None:
+        check_pool(design, labeled, unlabeled, human_q.source)
+        ppi, human_only, raw = active_intervals(D, A, Dj, Ahat, n, no_answer, alpha, design, labeled, (-1.0, 1.0))
+        names, human_names = active_names(no_answer, D.shape[1])
+    else:
+        ppi, human_only = _intervals(D, A, Dj, Ahat, n, no_answer, alpha, bounds=(-1.0, 1.0))
+        names, human_names = interval_names(no_answer, D, bounds=(-1.0, 1.0))
     judged = np.ones(len(population), bool) if no_answer == "zero" else Ahat > 0.5  # soft: more likely than not
-    names, human_names = interval_names(no_answer, D, bounds=(-1.0, 1.0))
     own = [estimate(r, human_q, sets, chosen, rel_threshold=rel_threshold, no_answer=no_answer, alpha=alpha,
-                    crossfit=crossfit, prediction=prediction, folds=folds, seed=seed).estimates for r in runs]
+                    crossfit=crossfit, prediction=prediction, folds=folds, seed=seed, design=design).estimates
+           for r in runs]
     out = {}
     for j, metric in enumerate(chosen):
         lam = float(ppi.lam[j])
-        each = [_run_value(Y[i][:, j], P[i][:, j], A, Ahat, n, lam, no_answer) for i in (0, 1)]
+        each = ([active_value(Y[i][:, j], P[i][:, j], A, Ahat, design, labeled, lam, raw.lam_a, no_answer)
+                 for i in (0, 1)] if design is not None
+                else [_run_value(Y[i][:, j], P[i][:, j], A, Ahat, n, lam, no_answer) for i in (0, 1)])
         half = (float(ppi.half[j]), float(human_only.half[j]))
         parts = list(dict.fromkeys(x for x in (ppi.notes[j], human_only.notes[j]) if x))
         diff = min(1.0, max(-1.0, each[1] - each[0]))
@@ -179,7 +189,7 @@ def compare_runs(
         ci = (min(float(ppi.lo[j]), diff), max(float(ppi.hi[j]), diff))
         worth = judge_worth(n=n, human_half_n=half[1], ppi_width=ci[1] - ci[0],
                             human_width=float(human_only.hi[j] - human_only.lo[j]),
-                            skew_n=float(human_only.est.skew[j]), alpha=alpha)
+                            skew_n=float(human_only.est.skew[j]) if human_only.est is not None else 0.0, alpha=alpha)
         out[metric.name] = DifferenceEstimate(
             metric.name, each[0], each[1], diff, ci,
             float(human_only.value[j]), (float(human_only.lo[j]), float(human_only.hi[j])),
@@ -197,6 +207,8 @@ def compare_runs(
                                  alpha=alpha, crossfit=crossfit, prediction=pred.description, intervals=names,
                                  leak_k=cut, forbidden=fq, sets=sets),
                 "runs": [runs[0].name, runs[1].name]}
+    if design is not None:
+        settings["design"] = {"name": "active", "draws": design.n, "pool": design.pool}
     return PairedReport(runs[0].name, runs[1].name, out, labeled, unlabeled, tuple(notes), settings, leaks,
                         judge_block(sum(map(len, judge_q.labels.values())), calibration, audit))
 

@@ -23,6 +23,7 @@ The interval is valid only when the labeled queries are a random sample of all q
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -36,10 +37,11 @@ from relgrade.metrics._evaluate import find_leaks, no_shared_queries
 from relgrade.metrics._settings import (
     DEFAULT_NO_ANSWER, check_no_answer, check_rel_threshold, labels_fingerprint, queries_fingerprint,
 )
+from relgrade.hybrid._active import active_factor, active_intervals, active_names, check_pool
 from relgrade.hybrid._coverage import coverage
 from relgrade.hybrid._estimate_report import EstimateReport, MetricEstimate
 from relgrade.hybrid._predict import DEFAULT_PREDICTION, judge_sets, predict, union_qrels
-from relgrade.hybrid._plan import judge_worth, plan_labels
+from relgrade.hybrid._plan import active_draws, judge_worth, plan_active, plan_labels
 from relgrade.hybrid._ppi import PPI_INTERVAL, Means, human_only_means, ppi_means
 from relgrade.hybrid._ratio import HUMAN_RATIO_INTERVAL, RATIO_INTERVAL, ratio_means
 from relgrade.hybrid._values import answerable, per_query_values, split_queries
@@ -105,6 +107,8 @@ def estimate(
     target_width: float | None = None,
     calibration: Any = None,
     audit: Any = None,
+    design: Any = None,
+    active_u: Mapping[str, float] | None = None,
 ) -> EstimateReport:
     """PPI++ estimate, human-only and judge-only values of each metric (default: as ``evaluate``).
 
@@ -128,6 +132,12 @@ def estimate(
     ``calibration`` (a :class:`relgrade._verdict.JudgeVerdict`, from ``relgrade calibrate``): recorded in the
     report's ``judge`` block, so that ``relgrade gate`` knows what the judge is worth (None: not calibrated); so is
     ``audit`` (a :class:`relgrade._verdict.AuditVerdict`, from ``relgrade audit``; None: not audited).
+
+    ``design``: the :class:`relgrade.hybrid.ActiveDesign` of human labels from ``relgrade sample --design active``
+    (:func:`relgrade.hybrid.read_design`), estimated by the inverse-probability-weighted PPI++ of
+    :mod:`relgrade.hybrid._active`; None: a uniform sample (the PPI++ above). ``active_u`` (with ``target_width``
+    and a uniform sample: the judges' per-query uncertainty, :func:`relgrade.hybrid._active.judge_uncertainty`):
+    each plan also projects the draws an active second batch would need (``Plan.active_queries``).
     """
     if target_width is not None and not (isinstance(target_width, (int, float)) and 0 < target_width <= 1):
         raise InputError(f"--target-width must be a width in (0, 1] (e.g. 0.1), got {target_width!r}")
@@ -144,7 +154,11 @@ def estimate(
     notes: list[str] = []
     if no_answer == "exclude" and (A > 0).sum() < 2:
         raise too_few_answerable(int((A > 0).sum()), n, human_q.source)
-    ppi, classical = _intervals(Y, A, J, Ahat, n, no_answer, alpha)
+    if design is not None:
+        check_pool(design, labeled, unlabeled, human_q.source)
+        ppi, classical, _ = active_intervals(Y, A, J, Ahat, n, no_answer, alpha, design, labeled)
+    else:
+        ppi, classical = _intervals(Y, A, J, Ahat, n, no_answer, alpha)
     judged = np.ones(len(population), bool) if no_answer == "zero" else Ahat > 0.5  # soft: more likely than not
     judge_only = J[judged].mean(axis=0) if judged.any() else None
     if no_answer == "exclude" and n - int((A > 0).sum()):
@@ -164,9 +178,17 @@ def estimate(
     if not unlabeled:
         notes.append("every query is human-labeled: the PPI++ estimate is the human-only one")
 
-    names, human_names = interval_names(no_answer, Y)
+    names, human_names = active_names(no_answer, Y.shape[1]) if design is not None else interval_names(no_answer, Y)
     out = {m.name: _metric(j, m, ppi, classical, n, len(population), judge_only, len(human_q) / n,
-                           (names[0], human_names[j]), alpha, target_width) for j, m in enumerate(chosen)}
+                           (names[0], human_names[j]), alpha, target_width, 0 if design is None else design.n)
+           for j, m in enumerate(chosen)}
+    if target_width is not None and design is None and active_u is not None and unlabeled:
+        factor = active_factor(Y, J, ppi.lam, n, population, active_u)
+        for j, m in enumerate(chosen):
+            e = out[m.name]
+            draws = active_draws(float(target_width), n=n, ppi_half=e.half_widths[0], factor=float(factor[j]),
+                                 alpha=alpha)
+            out[m.name] = replace(e, plan=replace(e.plan, active_queries=draws))
     per_query = {
         "human": {q: {m.name: float(Y[i, j]) for j, m in enumerate(chosen)} for i, q in enumerate(labeled)},
         "judge": {q: {m.name: float(J[i, j]) for j, m in enumerate(chosen)} for i, q in enumerate(population)},
@@ -178,6 +200,8 @@ def estimate(
                                                      prediction=pred.description, intervals=names, leak_k=cut,
                                                      forbidden=fq, sets=sets),
                 "run": run.name, "human": human_q.source, "judge": judge_q.source}
+    if design is not None:
+        settings["design"] = {"name": "active", "draws": design.n, "pool": design.pool}
     return EstimateReport(out, labeled, unlabeled, {k_: c.human for k_, c in hum_cov.items()},
                           {k_: c.judge for k_, c in jud_cov.items()}, tuple(notes), per_query, settings, leaks,
                           judge_block(sum(map(len, judge_q.labels.values())), calibration, audit))
@@ -221,7 +245,7 @@ def label_settings(human_q: Qrels, judge_q: Qrels, chosen, population, *, rel_th
 
 
 def _metric(j: int, metric: Metric, ppi: Means, classical: Means, n: int, population: int, judge_only, per_query,
-            names, alpha: float, target_width) -> MetricEstimate:
+            names, alpha: float, target_width, active: int = 0) -> MetricEstimate:
     lam = float(ppi.lam[j])
     half_p, half_h = float(ppi.half[j]), float(classical.half[j])
     skew_h = float(classical.est.skew[j]) if classical.est is not None else 0.0
@@ -235,7 +259,10 @@ def _metric(j: int, metric: Metric, ppi: Means, classical: Means, n: int, popula
     worth = judge_worth(n=n, human_half_n=half_h, ppi_width=hi - lo, human_width=hhi - hlo, skew_n=skew_h,
                         alpha=alpha)
     plan = None
-    if target_width is not None:
+    if target_width is not None and active:
+        plan = plan_active(float(target_width), n=active, population=population, human_half_n=half_h, ppi_half=half_p,
+                           alpha=alpha)
+    elif target_width is not None:
         moments = column(ppi.est.moments, j) if lam > 0 and ppi.est is not None else None
         plan = plan_labels(float(target_width), n=n, population=population, human_half_n=half_h, skew_n=skew_h,
                            ppi_half=half_p, moments=moments, alpha=alpha)

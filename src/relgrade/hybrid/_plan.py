@@ -95,18 +95,30 @@ class Plan:
     human_queries: int | None
     ppi_queries: int | None
     population: int
+    design: str = "uniform"  # "active": draws of relgrade sample --design active with the same probabilities
+    active_queries: int | None = None  # uniform labels: draws an active batch would need (projected), None: not asked
 
     def to_dict(self) -> dict:
-        return {"target_width": self.target_width, "human_only_queries": self.human_queries,
-                "ppi_queries": self.ppi_queries, "population": self.population}
+        out = {"target_width": self.target_width, "human_only_queries": self.human_queries,
+               "ppi_queries": self.ppi_queries, "population": self.population}
+        if self.active_queries is not None:
+            out["active_draws"] = self.active_queries
+        return out if self.design == "uniform" else {**out, "design": self.design}
 
     def sentence(self, metric: str, n: int, alpha: float = 0.05) -> str:
         """One line a user can act on before paying annotators."""
         def count(m):
             return f"about {m} human-labeled queries" if m is not None else f"more than all {self.population} queries"
+        if self.design == "active":
+            return (f"{metric}: a {1 - alpha:.0%} interval {self.target_width:g} wide needs {count(self.human_queries)} "
+                    f"without the judge, {count(self.ppi_queries)} with it, drawn as these were (--design active with "
+                    f"the same probabilities; planned from these {n} draws over {self.population} judged queries)")
+        active = ("" if self.active_queries is None else
+                  f"; about {self.active_queries} draws of relgrade sample --design active with these judges (projected "
+                  "from these uniform labels and the judges' uncertainty)")
         return (f"{metric}: a {1 - alpha:.0%} interval {self.target_width:g} wide needs {count(self.human_queries)} "
                 f"without the judge, {count(self.ppi_queries)} with it (planned from these {n} labeled queries of "
-                f"{self.population})")
+                f"{self.population}){active}")
 
 
 def plan_labels(target_width: float, *, n: int, population: int, human_half_n: float, skew_n: float,
@@ -132,3 +144,33 @@ def plan_labels(target_width: float, *, n: int, population: int, human_half_n: f
         elif m_p is None:
             m_p = m_h
     return Plan(float(target_width), m_h, m_p, int(population))
+
+
+def plan_active(target_width: float, *, n: int, population: int, human_half_n: float, ppi_half: float,
+                alpha: float = 0.05) -> Plan:
+    """The plan of an active sample (:mod:`relgrade.stats._weighted`): each interval's half-width at ``m`` draws with
+    the same probabilities is its half-width at the ``n`` drawn, times ``sqrt(n / m) t_{m-1} / t_{n-1}`` (the
+    draws' variance falls as ``1 / m``; the pool's own term, ``sigma^2 / N``, is small beside it at ``N >> n`` and is
+    scaled alike: a projection, not a guarantee). A first uniform batch followed by an active one plans with the
+    uniform :func:`plan_labels` for the first batch, then with this on the combined file."""
+    tol = target_width * 1e-9
+    t_n = float(t_quantile_df(n - 1, alpha))
+
+    def fits(half_n):
+        return lambda m: 2 * half_n * np.sqrt(n / m) * float(t_quantile_df(m - 1, alpha)) / t_n <= target_width + tol
+
+    m_h = _smallest(fits(human_half_n), 2, _MAX_QUERIES, whole=True)
+    m_p = _smallest(fits(ppi_half), 2, _MAX_QUERIES, whole=True)
+    if m_p is not None and m_h is not None:
+        m_p = min(m_p, m_h)
+    return Plan(float(target_width), m_h, m_p, int(population), "active")
+
+
+def active_draws(target_width: float, *, n: int, ppi_half: float, factor: float, alpha: float = 0.05) -> int | None:
+    """Draws of an active design that a ``target_width`` needs, projected from a uniform sample's PPI++ half-width at
+    ``n`` and the variance ``factor`` of :func:`relgrade.hybrid._active.active_factor`: ``half(m) = ppi_half sqrt(
+    factor n / m) t_{m-1} / t_{n-1}``."""
+    t_n = float(t_quantile_df(n - 1, alpha))
+    tol = target_width * 1e-9
+    return _smallest(lambda m: 2 * ppi_half * np.sqrt(factor * n / m) * float(t_quantile_df(m - 1, alpha)) / t_n
+                     <= target_width + tol, 2, _MAX_QUERIES, whole=True)

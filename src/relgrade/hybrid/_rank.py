@@ -46,7 +46,9 @@ from relgrade.metrics import Metric, parse_metric
 from relgrade.metrics._stats import paired_differences
 from relgrade.metrics._evaluate import no_shared_queries
 from relgrade.metrics._settings import DEFAULT_NO_ANSWER, check_n_boot, check_no_answer, check_rel_threshold
+from relgrade.hybrid._active import active_intervals, active_pvalues, check_pool
 from relgrade.hybrid._estimate import estimate, too_few_answerable
+from relgrade.stats._weighted import ACTIVE_INTERVAL, ACTIVE_RATIO_INTERVAL
 from relgrade.hybrid._predict import DEFAULT_PREDICTION, judge_sets, predict, union_qrels
 from relgrade.hybrid._values import answerable, per_query_values, split_queries
 from relgrade.hybrid._values import as_qrels as _as_qrels
@@ -235,12 +237,15 @@ def rank_systems(
     seed: int = 0,
     prediction: str = DEFAULT_PREDICTION,
     folds: int | None = None,
+    design: Any = None,
 ) -> RankingReport:
     """Rank ``runs`` under human, judge and PPI++ labels; taus with bootstrap CIs; flips; paired tests.
 
     ``judge``: one judge's labels or a list; the "judge" values are the judges' prediction
     (:func:`relgrade.hybrid.predict`, ``prediction`` and ``folds``; one model and one pool per query for all
-    runs; ``seed`` also draws the folds).
+    runs; ``seed`` also draws the folds). ``design``: an active sample's (:func:`relgrade.hybrid.read_design`): the
+    PPI++ values and pairs by the inverse-probability-weighted PPI++ at one joint ``lam`` (the taus' bootstrap
+    still resamples the labeled queries uniformly: descriptive, as the module docstring says).
     """
     if not isinstance(runs, Mapping):
         runs = list(runs)
@@ -280,11 +285,21 @@ def rank_systems(
     D = np.column_stack([H[:, j] - H[:, i] for i, j in pairs_ij]) if pairs_ij else np.zeros((n, 0))
     Dj = np.column_stack([J[:, j] - J[:, i] for i, j in pairs_ij]) if pairs_ij else np.zeros((n + N, 0))
     # one lam for every system and pair, tuned on the per-query values (every query counts) for both rules
-    lam, share = joint_lambda([prepare(H, J[:n], J[n:], lower=0.0, upper=1.0)]) if N else (0.0, 0.0)
+    if design is not None:
+        check_pool(design, labeled, unlabeled, human_q.source)
+        joint = active_intervals(H, A, J, Ahat, n, "zero", 0.05, design, labeled, lam=None, joint=True)[2]
+        lam, share = float(joint.lam[0]), float(joint.share[0])
+    else:
+        lam, share = joint_lambda([prepare(H, J[:n], J[n:], lower=0.0, upper=1.0)]) if N else (0.0, 0.0)
     hq = A > 0 if exclude else np.ones(n, bool)
     jq = Ahat > 0.5 if exclude else np.ones(n + N, bool)  # hard: the judge has a relevant document; soft: likely
 
     def at(lam_: float, share_: float):
+        if design is not None:
+            rule = "exclude" if exclude else "zero"
+            return (active_intervals(H, A, J, Ahat, n, rule, 0.05, design, labeled, lam=lam_, share=share_)[0],
+                    active_intervals(D, A, Dj, Ahat, n, rule, 0.05, design, labeled, (-1.0, 1.0), lam=lam_,
+                                     share=share_)[0])
         if exclude:
             return (ratio_means(H, A, J[:n], Ahat[:n], J[n:], Ahat[n:], lam=lam_, share=share_),
                     ratio_means(D, A, Dj[:n], Ahat[:n], Dj[n:], Ahat[n:], bounds=(-1.0, 1.0), lam=lam_, share=share_))
@@ -312,7 +327,10 @@ def rank_systems(
         taus.append(TauResult(x, y, _tau(means[x], means[y]), ci, len(reps)))
 
     pairs = []
-    p_ppi = ppi_pvalues(D, Dj[:n], Dj[n:], lower=-1.0, upper=1.0, lam=lam, share=share) if pairs_ij else np.zeros(0)
+    if design is not None:
+        p_ppi = active_pvalues(D, Dj, n, design, labeled, lam, share) if pairs_ij else np.zeros(0)
+    else:
+        p_ppi = ppi_pvalues(D, Dj[:n], Dj[n:], lower=-1.0, upper=1.0, lam=lam, share=share) if pairs_ij else np.zeros(0)
     first, second = [i for i, _ in pairs_ij], [j for _, j in pairs_ij]
     dhs = paired_differences(H[hq][:, first], H[hq][:, second], n_boot=n_boot, n_perm=n_perm, seed=seed)
     djs = paired_differences(J[jq][:, first], J[jq][:, second], n_boot=n_boot, n_perm=n_perm, seed=seed)
@@ -325,7 +343,8 @@ def rank_systems(
                                       f"{dj.interval} interval; p-value: paired randomisation (all queries)"),
             "ppi": SourceDifference(float(sys_ppi.value[j] - sys_ppi.value[i]),
                                     (float(pair_ppi.lo[k]), float(pair_ppi.hi[k])), float(p_ppi[k]),
-                                    f"{PPI_JOINT.name} interval; p-value: the same construction's t test"),
+                                    f"{PPI_JOINT.name if design is None else ACTIVE_INTERVAL} interval; p-value: the "
+                                    "same construction's t test"),
         }
         flips = tuple(f"{x} vs {y}" for x, y in source_pairs if _sign(by[x].diff) * _sign(by[y].diff) < 0)
         pairs.append(PairResult(names[i], names[j], by, flips))
@@ -333,7 +352,10 @@ def rank_systems(
                 "n_boot": n_boot, "n_perm": n_perm, "seed": seed, "lam": lam, "width_ratio": width_ratio,
                 "prediction": pred.description,
                 "interval": RATIO_INTERVAL if exclude else JOINT_INTERVAL}
+    if design is not None:
+        settings["interval"] = ACTIVE_RATIO_INTERVAL if exclude else ACTIVE_INTERVAL
+        settings["design"] = {"name": "active", "draws": design.n, "pool": design.pool}
     own = {name: estimate(run, human_q, sets, [metric], rel_threshold=rel_threshold, no_answer=no_answer,
-                          prediction=prediction, folds=folds, seed=seed).estimates[metric.name].ppi
+                          prediction=prediction, folds=folds, seed=seed, design=design).estimates[metric.name].ppi
            for name, run in runs.items()}
     return RankingReport(metric.name, names, values, rankings, tuple(taus), tuple(pairs), n, n + N, settings, own)

@@ -12,7 +12,7 @@ from relgrade._errors import InputError
 
 SOURCES = ("human", "judge")
 DEFAULT_SCALE = (0, 1, 2, 3)
-DESIGNS = ("queries", "strata")
+DESIGNS = ("queries", "strata", "active")
 
 QUERY_FIELDS = ("query_id", "qid", "topic", "query-id")
 DOC_FIELDS = ("doc_id", "docid", "docno", "pid", "corpus_id", "corpus-id")

@@ -3,7 +3,9 @@
 A :class:`Label` is one row: ``query_id, doc_id, grade`` (None when the pair is pooled but not graded yet),
 ``source`` (``human`` or ``judge``), who made it (``annotator`` or ``model`` and ``prompt_hash``), the grade
 ``scale`` it was given on, ``text_sha256`` of the chunk text it was made on, ``time``, and the sampling design
-that chose it (``design``, ``stratum`` and the inclusion ``weight`` = 1/pi). A :class:`LabelSet` is the rows of
+that chose it (``design``, ``stratum`` and the inclusion ``weight`` = 1/pi; for the active design, ``weight`` =
+1/(n q) with q the query's per-draw probability, ``draws`` its number of draws and ``pool`` the judged queries drawn
+from: :mod:`relgrade.calibration._active`). A :class:`LabelSet` is the rows of
 one file plus what the file declares (scale, design); ``to_frame()`` gives a pandas table with
 :data:`COLUMNS`.
 
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 COLUMNS = ("query_id", "doc_id", "grade", "source", "annotator", "model", "prompt_hash", "scale", "text_sha256",
-           "time", "design", "stratum", "weight")
+           "time", "design", "stratum", "weight", "draws", "pool")
 """The columns of :meth:`LabelSet.to_frame` (further fields of :class:`Label` are added when any row has them)."""
 
 
@@ -53,7 +55,9 @@ class Label:
     scale: tuple[int, ...] | None = None
     design: str | None = None
     stratum: str | None = None
-    weight: float | None = None  # 1 / inclusion probability
+    weight: float | None = None  # 1 / inclusion probability (design active: 1 / (n q), q the per-draw probability)
+    draws: int | None = None  # design active: how many of the n draws chose the pair's query
+    pool: int | None = None  # design active: the judged queries the draws were made from
     expected_grade: float | None = None
     distribution: Mapping[int, float] | None = None
     query: str | None = None
@@ -122,7 +126,8 @@ class LabelSet:
                              annotator=",".join(names) or None, annotations=grades if len(grades) > 1 else None,
                              model=first.model, prompt_hash=first.prompt_hash, time=max(times) if times else None,
                              text_sha256=hashes.pop() if hashes else None, scale=first.scale, design=first.design,
-                             stratum=first.stratum, weight=first.weight, query=first.query, text=first.text))
+                             stratum=first.stratum, weight=first.weight, draws=first.draws,
+                             pool=first.pool, query=first.query, text=first.text))
         return tuple(out)
 
     def grades(self) -> dict[str, dict[str, int]]:
@@ -140,8 +145,10 @@ class LabelSet:
         return {k: v for k, v in per.items() if len(v) > 1 or any(v)}
 
     def weights(self) -> dict[tuple[str, str], float] | None:
-        """``{(query_id, doc_id): 1/pi}`` when the rows carry inclusion weights, else None."""
-        out = {(lab.query_id, lab.doc_id): lab.weight for lab in self.labels if lab.weight is not None}
+        """``{(query_id, doc_id): 1/pi}`` when the rows carry inclusion weights, else None (an active sample's row:
+        its ``weight`` times its ``draws``, the query's expansion weight over all the draws)."""
+        out = {(lab.query_id, lab.doc_id): lab.weight * (lab.draws or 1) for lab in self.labels
+               if lab.weight is not None}
         return out or None
 
     def info(self) -> dict[tuple[str, str], dict[str, str]]:

@@ -78,6 +78,13 @@ def _number(value: Any, name: str, path, line: int, *, positive: bool = False) -
     return number
 
 
+def _count(value: Any, name: str, path, line: int) -> int | None:
+    number = _number(value, name, path, line, positive=True)
+    if number is not None and number != int(number):
+        raise InputError(f"{name} {value!r} must be a whole number", path=path, line=line)
+    return None if number is None else int(number)
+
+
 _PLAIN = frozenset(("query_id", "doc_id", "grade", "annotator"))
 
 
@@ -183,6 +190,7 @@ def _row_label(row: Mapping[str, Any], path, line: int, source: str) -> Label:
         scale=None if scale is None else parse_scale_value(scale, path=path, line=line),
         design=design, stratum=_str(row.get("stratum")),
         weight=_number(row.get("weight"), "weight", path, line, positive=True),
+        draws=_count(row.get("draws"), "draws", path, line), pool=_count(row.get("pool"), "pool", path, line),
         expected_grade=_number(row.get("expected_grade"), "expected_grade", path, line),
         distribution=dist,
         query=row.get("query") if isinstance(row.get("query"), str) and row.get("query") else None,
