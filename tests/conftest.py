@@ -5,6 +5,11 @@ failure, so CI cannot go green with a whole feature untested because chromium, t
 ragas, PostgreSQL or the Ray head was missing. Required: tests marked ``required``, ``local_model``, ``browser``,
 ``postgres`` or ``ray``, and any test or module whose skip reason names one of :data:`REQUIRED_DEPENDENCIES`.
 Outside CI such skips stay skips (a laptop without chromium can still run the rest).
+
+Two workers: the README's test command is ``pytest -n 2 --dist loadfile`` (pytest-xdist): a module's tests share a
+worker, so the cold demo of :func:`demo_run` (tests/demo_pipeline/test_demo.py) runs once, and the Ray head's tests
+(one module) run one at a time on its 2 CPUs. (``--dist loadgroup`` would let modules share a worker, but with pytest
+9.2 and pytest-xdist 3.8 its ``xdist_group`` marks are not applied: measured, the demo ran in both workers.)
 """
 
 from __future__ import annotations
@@ -29,19 +34,6 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "browser: drives headless Chromium (required in CI)")
     config.addinivalue_line("markers", "postgres: needs a PostgreSQL server (required in CI)")
     config.addinivalue_line("markers", "ray: needs the local Ray head of RELGRADE_TEST_RAY (required in CI)")
-
-
-def pytest_collection_modifyitems(config, items):
-    """The README's test command runs two workers (pytest-xdist, ``-n 2 --dist loadgroup``). The tests that read the
-    session's cold demo (:func:`demo_run`, :func:`demo_store`) and those that run the local model go to one group, one
-    worker: the demo runs once, and two llama.cpp models never fight over the two cores. The tests on the Ray head
-    (:func:`ray_address`, 2 CPUs) go to another: two runs of two workers each at once would wait for each other's CPUs."""
-    for item in items:
-        names = set(getattr(item, "fixturenames", ()))
-        if {"demo_run", "demo_store"} & names or item.get_closest_marker("local_model"):
-            item.add_marker(pytest.mark.xdist_group("local-model"))
-        elif "ray_address" in names or item.get_closest_marker("ray"):
-            item.add_marker(pytest.mark.xdist_group("ray-head"))
 
 
 def _in_ci() -> bool:
