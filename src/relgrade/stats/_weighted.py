@@ -172,6 +172,15 @@ def weighted_lambda(x: np.ndarray, y: np.ndarray, *, joint: bool = False, varies
     return lam, np.where(lam > 0, e, 0.0)
 
 
+def _checked(Y, Yhat, F, q, alpha):
+    """The inputs as float matrices, checked, and each draw's weight ``1 / (N q)``: ``(Y, Yhat, F, q, N, w)``."""
+    Y, Yhat, F = _matrix(Y), _matrix(Yhat), _matrix(F)
+    q = np.asarray(q, dtype=np.float64)
+    _check(Y, Yhat, F, q, alpha)
+    N = F.shape[0]
+    return Y, Yhat, F, q, N, 1.0 / (N * q)
+
+
 def _check(Y, Yhat, F, q, alpha):
     if not 0 < alpha < 1:
         raise InputError(f"alpha must be in (0, 1), got {alpha!r}")
@@ -256,11 +265,7 @@ def weighted_means(Y, Yhat, F, q, *, alpha: float = 0.05, lower: float = 0.0, up
     judge's predictions on every query of the pool; ``q``: (n,) each draw's probability. ``lam`` fixes ``lam``
     (0: the weighted human-only estimate; ``share``: the weight ``e`` the labels had in choosing it, default 0);
     ``joint``: one tuned ``lam`` for every column."""
-    Y, Yhat, F = _matrix(Y), _matrix(Yhat), _matrix(F)
-    q = np.asarray(q, dtype=np.float64)
-    _check(Y, Yhat, F, q, alpha)
-    N = F.shape[0]
-    w = 1.0 / (N * q)
+    Y, Yhat, F, q, N, w = _checked(Y, Yhat, F, q, alpha)
     lam, e, extra = _lam(Y, Yhat, F, w, lam, share, joint)
     value, phi = _corrected(Y, Yhat, F, w, lam)
     return _finish(value, phi, q, N, extra, Y, e, alpha, lower, upper, lam)
@@ -271,12 +276,8 @@ def weighted_ratio(Y, A, Yhat, Ahat, F, Fa, q, *, alpha: float = 0.05, lower: fl
     """``E[Y] / E[A]`` per column of ``Y`` (module docstring, **Ratio**): ``A``/``Ahat`` (n) the answerable
     indicators (or probabilities) on the draws, ``Fa`` (N) the judge's over the pool; the rest as
     :func:`weighted_means`. ``lam`` fixes both ``lam`` (0: human-only)."""
-    Y, Yhat, F = _matrix(Y), _matrix(Yhat), _matrix(F)
+    Y, Yhat, F, q, N, w = _checked(Y, Yhat, F, q, alpha)
     A, Ah, Fa = _matrix(A), _matrix(Ahat), _matrix(Fa)
-    q = np.asarray(q, dtype=np.float64)
-    _check(Y, Yhat, F, q, alpha)
-    N = F.shape[0]
-    w = 1.0 / (N * q)
     num_lam, num_e, extra = _lam(Y, Yhat, F, w, lam, share, joint)
     den_lam, _, _ = _lam(A, Ah, Fa, w, lam, share, False)
     num, phi_y = _corrected(Y, Yhat, F, w, num_lam)
