@@ -220,3 +220,63 @@ def test_prompt_of_orders_system_first_and_reads_content_parts():
         {"role": "user", "content": ""},
     ]
     assert _provider._prompt_of(messages) == "rubric\n\nQuery: q!"
+
+
+@pytest.mark.local_model
+def test_the_thread_count_never_changes_an_answer(litellm):
+    """The engine picks its thread count from measured speed (``_ThreadChoice``); that is only sound if 1 and 2
+    threads give bit-identical probabilities, on short prompts and on prompts of several canonical blocks, with
+    the count switched between judgments of one engine as the choice does."""
+    import llama_cpp
+
+    engine = _model._Engine(_model._model_path("gemma3-270m"), n_ctx=1024)
+    try:
+        prompts = [_prompt(q, c) for q, c in PAIRS] + [_prompt(q, c + " " + c * 6) for q, c in PAIRS]
+        answers = {}
+        for threads in (2, 1, 2):
+            llama_cpp.llama_set_n_threads(engine.llm._ctx.ctx, threads, threads)
+            engine._n_threads = threads
+            engine.threads = _model._ThreadChoice(1)  # hold the count: the choice would switch it back
+            answers.setdefault(threads, []).append([engine.judge(p).probs for p in prompts])
+    finally:
+        engine.llm.close()
+    assert answers[1][0] == answers[2][0] == answers[2][1]  # exact floats, not approx
+
+
+def _simulate(choice, cost_of, judgments):
+    """``judgments`` judgments of 100 tokens each, thread count t costing ``cost_of(i, t)`` seconds a token."""
+    picks = []
+    for i in range(judgments):
+        t = choice.pick()
+        picks.append(t)
+        choice.record(t, cost_of(i, t) * 100, 100)
+    return picks
+
+
+def test_the_thread_choice_keeps_one_thread_when_the_other_core_is_busy():
+    # measured on 2 cores beside a busy process: 1 thread 1.3 s, 2 threads 5.4 s a judgment
+    picks = _simulate(_model._ThreadChoice(2), lambda i, t: 0.013 if t == 1 else 0.054, 330)
+    assert picks[:2] == [2, 1]  # each measured once first
+    slow = picks[2:].count(2)
+    assert 1 <= slow <= 8  # tried again now and then, ever more rarely while it keeps losing
+    gaps = [b - a for a, b in zip([i for i, t in enumerate(picks) if t == 2][1:],
+                                  [i for i, t in enumerate(picks) if t == 2][2:])]
+    assert gaps == sorted(gaps) and gaps[-1] == 65  # at most 64 judgments between two tries
+
+
+def test_the_thread_choice_keeps_two_threads_on_an_idle_machine_and_follows_the_load():
+    # idle: 2 threads 0.58 s, 1 thread 0.90 s; from judgment 100 on another process takes a core; at 200 it ends
+    def cost(i, t):
+        busy = 100 <= i < 200
+        return {1: 0.0090, 2: 0.0054}[t] if not busy else {1: 0.013, 2: 0.054}[t]
+
+    picks = _simulate(_model._ThreadChoice(2), cost, 300)
+    assert picks[2:100].count(2) >= 0.85 * 98
+    assert picks[120:200].count(1) >= 0.85 * 80  # switched to one thread soon after the load came
+    assert picks[100:120].count(2) <= 3
+    assert picks[270:300].count(2) >= 0.85 * 30  # and back to two once it went (within one retry interval)
+
+
+def test_the_thread_choice_of_a_one_core_machine_is_one_thread():
+    choice = _model._ThreadChoice(1)
+    assert _simulate(choice, lambda i, t: 0.01, 20) == [1] * 20

@@ -50,6 +50,18 @@ So tokens are always evaluated in canonical blocks ``[32k, 32(k+1))`` counted fr
 the prompt, and only whole blocks are reused: the same prompt yields bit-identical probabilities
 whatever was evaluated before it. llama.cpp models are not thread-safe: every evaluation holds a
 per-model lock, and ``acompletion`` runs it in a worker thread so the event loop stays free.
+
+Threads
+-------
+llama.cpp's threads wait for each other by spinning: on a machine whose other cores are busy (a second
+process, a test worker, a build), two threads where one core is free are several times *slower* than one
+(measured on this project's 2-core machine beside one busy process: 5.4 s a judgment on 2 threads, 1.3 s on
+1; idle: 0.58 s and 0.90 s; ``python benchmarks/local_judge.py --busy``). So each engine measures both and
+keeps the faster (:class:`_ThreadChoice`): seconds per evaluated token of 1 and of ``min(2, cores)`` threads,
+the other one tried again now and then (every 8th judgment, every 64th at most while it keeps losing), so the
+choice follows the machine's load. The thread count never changes an answer: every output value is computed by
+one thread whatever their number (``tests/judge/local/test_local.py`` holds the probabilities bit-identical on
+1 and 2 threads).
 """
 
 from __future__ import annotations
@@ -61,6 +73,7 @@ import math
 import os
 import tempfile
 import threading
+import time
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +102,50 @@ _EXTRA_HINT = (
 _lock = threading.Lock()  # guards the registry below (and the provider's handler)
 _engines: dict[str, _Engine] = {}
 _default_path: Path | None = None
+
+
+class _ThreadChoice:
+    """Which thread count the next evaluation uses: the cheaper, in seconds per evaluated token, of ``most`` and
+    1 (module docstring, *Threads*). Each is tried first; then the cheaper one runs and the other is tried again
+    after ``every`` judgments, an interval that doubles (up to ``longest``) each time it loses again and falls
+    back to ``every`` when it wins. The running count's cost is a moving average (half the weight on the newest
+    judgment); a count tried again takes its new cost alone (the old one is as old as the load it saw)."""
+
+    def __init__(self, most: int, *, every: int = 8, longest: int = 64):
+        self.options = (most, 1) if most > 1 else (1,)
+        self.every = every
+        self.longest = longest
+        self.interval = every
+        self.cost: dict[int, float] = {}
+        self.judged = 0
+        self.retry_at = every
+
+    def best(self) -> int:
+        """The thread count measured cheapest so far (the first option before any measurement)."""
+        tried = [t for t in self.options if t in self.cost]
+        return min(tried, key=lambda t: (self.cost[t], -t)) if tried else self.options[0]
+
+    def pick(self) -> int:
+        """The thread count of the next judgment."""
+        untried = [t for t in self.options if t not in self.cost]
+        if untried:
+            return untried[0]
+        best = self.best()
+        if self.judged >= self.retry_at and len(self.options) > 1:
+            return next(t for t in self.options if t != best)
+        return best
+
+    def record(self, threads: int, seconds: float, tokens: int) -> None:
+        """One judgment's cost: ``seconds`` of evaluation for ``tokens`` evaluated tokens on ``threads``."""
+        trying = threads in self.cost and threads != self.best()
+        cost = seconds / max(tokens, 1)
+        kept = threads in self.cost and not trying  # a retried count's old cost is stale: the new one replaces it
+        self.cost[threads] = 0.5 * (self.cost[threads] + cost) if kept else cost
+        self.judged += 1
+        if trying:
+            lost = self.best() != threads
+            self.interval = min(2 * self.interval, self.longest) if lost else self.every
+            self.retry_at = self.judged + self.interval
 
 
 @dataclass(frozen=True)
@@ -215,6 +272,9 @@ class _Engine:
         self._canonical = 0  # leading KV tokens computed in canonical blocks (reusable)
         self._gates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         n_threads = max(1, min(2, os.cpu_count() or 1))
+        self.threads = _ThreadChoice(n_threads)
+        self._n_threads = n_threads
+        self._evaluated = 0  # tokens evaluated by the current judgment (its cost's denominator)
         _silence(llama_cpp)
         try:
             self.llm = llama_cpp.Llama(
@@ -264,6 +324,7 @@ class _Engine:
         self.llm.n_tokens = start  # llama-cpp's eval() drops the KV cells from n_tokens on
         block = self.block
         end = len(tokens)
+        self._evaluated += end - start
         while start < end:  # canonical blocks: the same batches whatever is cached
             stop = min(end, (start // block + 1) * block)
             self.llm.eval(tokens[start:stop])
@@ -297,6 +358,14 @@ class _Engine:
             tail = min(_TAIL_TOKENS, budget // 2)
             tokens = tokens[: budget - tail] + tokens[len(tokens) - tail :]
         with self.lock:
+            threads = self.threads.pick()
+            if threads != self._n_threads:
+                import llama_cpp
+
+                llama_cpp.llama_set_n_threads(self.llm._ctx.ctx, threads, threads)
+                self._n_threads = threads
+            self._evaluated = 0
+            began = time.perf_counter()
             first = self._eval_from(tokens, self._start(tokens))
             self._canonical = len(tokens)
             mass = [0.0, 0.0, 0.0, 0.0]
@@ -309,6 +378,7 @@ class _Engine:
                     if path[0] not in seconds:
                         seconds[path[0]] = self._eval_from([*tokens, path[0]], len(tokens))
                     mass[grade] += math.exp(first[path[0]] + seconds[path[0]][path[1]])
+            self.threads.record(threads, time.perf_counter() - began, self._evaluated)
         total = sum(mass)
         if not (total > 0.0 and math.isfinite(total)):  # a failed judgment, never a made-up one
             raise RuntimeError(f"the local model {self.path.name} gives no probability to grades 0-3")
