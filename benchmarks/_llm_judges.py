@@ -65,7 +65,7 @@ def _latent(labels, surf, noise, rho, query_bias, query_scale, rng_seed):
         bias = query_bias * rng.standard_normal()
         scale = np.exp(query_scale * rng.standard_normal())
         eps = rng.standard_normal(len(docs))
-        out[q] = (docs, g, LATENT_MEANS[g] + bias + scale * noise * (rho * s + np.sqrt(1 - rho ** 2) * eps))
+        out[q] = (docs, g, LATENT_MEANS[g] + bias + scale * noise * (rho * s + np.sqrt(1 - rho ** 2) * eps), scale)
     return out
 
 
@@ -74,12 +74,15 @@ def _grade(lat: np.ndarray) -> np.ndarray:
 
 
 def llm_judge(labels: dict[str, dict[str, int]], target_kappa: float, *, surf=None, rho: float = 0.5,
-              query_bias: float = 0.35, query_scale: float = 0.5, confidence: float = 0.6, seed: int = 0) -> Judge:
+              query_bias: float = 0.35, query_scale: float = 0.5, confidence: float = 0.6, aware: float = 0.0,
+              seed: int = 0) -> Judge:
     """A judge of the module's model whose unweighted kappa against ``labels`` is ``target_kappa`` (+- 0.005).
 
     ``rho``: how much of its noise is the pairs' surface match (shared with :func:`systems`); ``query_bias``
     and ``query_scale``: spread of the per-query bias and log noise scale; ``confidence``: the spread the
-    judge's grade distribution assumes around its own latent (smaller = more peaked logprobs).
+    judge's grade distribution assumes around its own latent (smaller = more peaked logprobs); ``aware``: how far
+    that spread follows the query's own noise scale (``confidence * scale_q ** aware``: 0, the default, a judge
+    whose logprobs do not know which queries it misreads; 1, logprobs that widen exactly with its noise).
     """
     from scipy.stats import norm
 
@@ -87,8 +90,8 @@ def llm_judge(labels: dict[str, dict[str, int]], target_kappa: float, *, surf=No
 
     def at(noise):
         lat = _latent(labels, surf, noise, rho, query_bias, query_scale, seed)
-        truth = np.concatenate([g for _, g, _ in lat.values()])
-        return lat, kappa(truth, np.concatenate([_grade(x) for _, _, x in lat.values()]))
+        truth = np.concatenate([g for _, g, _, _ in lat.values()])
+        return lat, kappa(truth, np.concatenate([_grade(x) for _, _, x, _ in lat.values()]))
 
     lo, hi = 0.01, 20.0
     for _ in range(60):  # kappa falls as noise grows
@@ -100,8 +103,8 @@ def llm_judge(labels: dict[str, dict[str, int]], target_kappa: float, *, surf=No
     noise = (lo * hi) ** 0.5
     lat, k = at(noise)
     grades, dists = {}, {}
-    for q, (docs, _, x) in lat.items():
-        cdf = norm.cdf((THRESHOLDS[None, :] - x[:, None]) / confidence)  # P(latent < threshold)
+    for q, (docs, _, x, scale) in lat.items():
+        cdf = norm.cdf((THRESHOLDS[None, :] - x[:, None]) / (confidence * scale ** aware))  # P(latent < threshold)
         p = np.diff(np.hstack([np.zeros((len(x), 1)), cdf, np.ones((len(x), 1))]), axis=1)
         grades[q] = {d: int(v) for d, v in zip(docs, _grade(x))}
         dists[q] = {d: tuple(float(v) for v in row) for d, row in zip(docs, p)}
