@@ -1,6 +1,7 @@
 """Seconds per judgment of the embedded local judge, with and without the prefix KV cache.
 
 Usage: ``python benchmarks/local_judge.py [--rounds 3]`` (the model uses min(2, cores) threads)
+       ``python benchmarks/local_judge.py --busy [--rounds 3]`` (threads beside a busy process)
 
 Judges 10 (query, passage) pairs of our own writing with the built-in ``local`` prompt
 (``prompts/local_fewshot.txt``, rendered by the judge core):
@@ -12,6 +13,11 @@ Judges 10 (query, passage) pairs of our own writing with the built-in ``local`` 
 Configurations are interleaved round by round (the machine is shared: interleaving spreads the
 noise evenly) and the median over rounds of seconds per judgment is printed with the ratio to
 ``no cache``. Also prints the prompt token count and each pair's grade distribution.
+
+``--busy``: the thread count (``_ThreadChoice``, the engine's default, which measures 1 and min(2, cores) threads
+and keeps the faster) against 2 and 1 fixed threads, first on the machine as it is, then beside one busy process
+(a Python loop taking a core, as a second test worker or a build does); ``--judgments`` (40) per engine and round,
+interleaved; the medians of seconds per judgment and their ratios to the engine's choice.
 """
 
 from __future__ import annotations
@@ -39,10 +45,61 @@ PAIRS = [
 ]
 
 
+class _Fixed:
+    """A thread choice that always answers ``threads`` (the engine before it measured its threads)."""
+
+    def __init__(self, threads: int):
+        self.threads = threads
+
+    def pick(self) -> int:
+        return self.threads
+
+    def record(self, *_args) -> None:
+        return None
+
+
+def threads(rounds: int, judgments: int) -> None:
+    import subprocess
+    import sys
+
+    from relgrade.judge.local._model import _ThreadChoice
+
+    prompt = load_prompt("local")
+    prompts = ([_prompt_of(prompt.render(q, c)) for q, c, _ in PAIRS] * (judgments // len(PAIRS) + 1))[:judgments]
+    path = _model_path("gemma3-270m")
+    engines = {"choice": _Engine(path), "2 fixed": _Engine(path), "1 fixed": _Engine(path)}
+    engines["2 fixed"].threads, engines["1 fixed"].threads = _Fixed(2), _Fixed(1)
+    for engine in engines.values():
+        engine.judge(prompts[-1])
+    for busy in (False, True):
+        loop = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
+        try:
+            engines["choice"].threads = _ThreadChoice(2)  # a fresh choice: it measures again
+            times: dict[str, list[float]] = {name: [] for name in engines}
+            for _ in range(rounds):
+                for name, engine in engines.items():
+                    start = time.perf_counter()
+                    for p in prompts:
+                        engine.judge(p)
+                    times[name].append((time.perf_counter() - start) / len(prompts))
+        finally:
+            if loop:
+                loop.kill()
+        base = statistics.median(times["choice"])
+        print(f"{'beside a busy process' if busy else 'as the machine is'}: s/judgment (ratio to the choice)")
+        for name, t in times.items():
+            print(f"  {name:<8} {statistics.median(t):6.3f} ({statistics.median(t) / base:.2f}x)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--busy", action="store_true", help="thread counts beside a busy process (module docstring)")
+    ap.add_argument("--judgments", type=int, default=40, help="--busy: judgments per engine and round")
     args = ap.parse_args()
+    if args.busy:
+        threads(args.rounds, args.judgments)
+        return
     prompt = load_prompt("local")  # rendered exactly as the judge core sends it (delimited chunk)
     prompts = [_prompt_of(prompt.render(q, c)) for q, c, _ in PAIRS]
     template = prompt.user.split("{{query}}")[0]
