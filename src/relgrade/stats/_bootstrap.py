@@ -80,10 +80,18 @@ def index_blocks(sizes, n_boot: int, rng: np.random.Generator, *, cells: int = 4
 
 
 def query_weights(n_queries: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    """Bootstrap multiplicities ``(n_boot, n_queries)``: how often each query is drawn in each replicate."""
-    idx = query_indices(n_queries, n_boot, rng)
-    flat = idx + (np.arange(n_boot) * n_queries)[:, None]
-    return np.bincount(flat.ravel(), minlength=n_boot * n_queries).reshape(n_boot, n_queries).astype(np.float64)
+    """Bootstrap multiplicities ``(n_boot, n_queries)``: how often each query is drawn in each replicate.
+
+    Drawn a block of rows at a time (the same numbers as :func:`query_indices` at once: numpy's bounded integers
+    consume the stream row by row), so beside the result only a block's indices and counts are held."""
+    out = np.empty((n_boot, n_queries))
+    rows = max(1, min(n_boot, 1_000_000 // max(1, n_queries)))
+    for start in range(0, n_boot, rows):
+        b = min(rows, n_boot - start)
+        idx = query_indices(n_queries, b, rng)
+        idx += (np.arange(b) * n_queries)[:, None]
+        out[start:start + b] = np.bincount(idx.ravel(), minlength=b * n_queries).reshape(b, n_queries)
+    return out
 
 
 def resample(per_query: np.ndarray, weights: np.ndarray) -> np.ndarray:
