@@ -64,6 +64,31 @@ def kappa(conf: np.ndarray, weights: str = "unweighted") -> np.ndarray:
     return np.where(chance > 0, out, np.nan)
 
 
+def kappa_loo(totals: np.ndarray, per_query: np.ndarray, weights: str = "unweighted") -> np.ndarray:
+    """:func:`kappa` of every ``totals[b] - per_query[q]``: ``(B, Q)``, from the tables' margins.
+
+    The observed disagreement and the total are linear in the table; the chance term
+    ``rows^T W cols / total`` expands into four products of margins, so no ``(B, Q, k, k)`` array is built.
+    """
+    w = weight_matrix(totals.shape[-1], weights)
+    obs_t, obs_q = (totals * w).sum(axis=(-2, -1)), (per_query * w).sum(axis=(-2, -1))
+    r_t, c_t = totals.sum(axis=-1), totals.sum(axis=-2)
+    r_q, c_q = per_query.sum(axis=-1), per_query.sum(axis=-2)
+    # rows^T W cols of (T - C) = r_t W c_t - [r_t W | c_t W^T] [c_q | r_q]^T + r_q W c_q: one matrix product
+    chance = np.hstack([r_t @ w, c_t @ w.T]) @ np.hstack([c_q, r_q]).T
+    np.negative(chance, out=chance)
+    chance += np.einsum("bi,ij,bj->b", r_t, w, c_t)[:, None]
+    chance += np.einsum("qi,ij,qj->q", r_q, w, c_q)[None]
+    out = totals.sum(axis=(-2, -1))[:, None] - per_query.sum(axis=(-2, -1))[None]  # the tables' totals
+    with np.errstate(invalid="ignore", divide="ignore"):
+        chance /= out
+        np.subtract(obs_t[:, None], obs_q[None], out=out)
+        out /= chance
+    np.subtract(1.0, out, out=out)
+    out[~(chance > 0)] = np.nan
+    return out
+
+
 def binarise(conf: np.ndarray, cut: int) -> np.ndarray:
     """Collapse ``(..., k, k)`` confusion matrices to 2 x 2 at scale position ``cut`` (>= cut is 1)."""
     lo, hi = slice(0, cut), slice(cut, None)

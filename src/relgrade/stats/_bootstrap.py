@@ -80,10 +80,18 @@ def index_blocks(sizes, n_boot: int, rng: np.random.Generator, *, cells: int = 4
 
 
 def query_weights(n_queries: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    """Bootstrap multiplicities ``(n_boot, n_queries)``: how often each query is drawn in each replicate."""
-    idx = query_indices(n_queries, n_boot, rng)
-    flat = idx + (np.arange(n_boot) * n_queries)[:, None]
-    return np.bincount(flat.ravel(), minlength=n_boot * n_queries).reshape(n_boot, n_queries).astype(np.float64)
+    """Bootstrap multiplicities ``(n_boot, n_queries)``: how often each query is drawn in each replicate.
+
+    Drawn a block of rows at a time (the same numbers as :func:`query_indices` at once: numpy's bounded integers
+    consume the stream row by row), so beside the result only a block's indices and counts are held."""
+    out = np.empty((n_boot, n_queries))
+    rows = max(1, min(n_boot, 1_000_000 // max(1, n_queries)))
+    for start in range(0, n_boot, rows):
+        b = min(rows, n_boot - start)
+        idx = query_indices(n_queries, b, rng)
+        idx += (np.arange(b) * n_queries)[:, None]
+        out[start:start + b] = np.bincount(idx.ravel(), minlength=b * n_queries).reshape(b, n_queries)
+    return out
 
 
 def resample(per_query: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -157,15 +165,21 @@ def bca_ci(theta: float, replicates: np.ndarray, jackknife: np.ndarray,
     return float(lo), float(hi)
 
 
-def jackknife_se(stat, totals: np.ndarray, per_query: np.ndarray, multiplicity: np.ndarray) -> np.ndarray:
+def jackknife_se(stat, totals: np.ndarray, per_query: np.ndarray, multiplicity: np.ndarray,
+                 loo=None) -> np.ndarray:
     """Jackknife standard errors ``(B,)`` of ``stat`` at sums ``totals`` (B, ...) built from ``multiplicity`` (B, Q).
 
     Unit ``q`` of sample ``b`` is present ``multiplicity[b, q]`` times; dropping one copy gives
     ``totals[b] - per_query[q]``. ``se^2 = (n - 1) / n * sum_q m_bq (theta_(bq) - mean)^2``, mean weighted
     by ``m_bq``, ``n = sum_q m_bq``; undefined leave-one-out values are left out.
+
+    ``loo``: optional ``loo(totals, per_query) -> (B, Q)``, the values ``stat(totals[b] - per_query[q])`` computed
+    without the ``(B, Q, ...)`` array of leave-one-out sums (e.g. kappa from its margins: a few matrix products).
     """
-    loo = totals[:, None] - per_query[None]
-    theta = np.asarray(stat(loo), dtype=np.float64)  # (B, Q)
+    if loo is not None:
+        theta = np.asarray(loo(totals, per_query), dtype=np.float64)
+    else:
+        theta = np.asarray(stat(totals[:, None] - per_query[None]), dtype=np.float64)  # (B, Q)
     m = np.where(np.isfinite(theta), multiplicity, 0.0)
     theta = np.where(m > 0, theta, 0.0)
     n = m.sum(axis=1)
@@ -176,21 +190,22 @@ def jackknife_se(stat, totals: np.ndarray, per_query: np.ndarray, multiplicity: 
 
 
 def _on_scale(stat, scale: str, bounds: tuple[float, float]):
-    """``(g o stat, g^-1)`` for :func:`studentized_ci`: the identity, or atanh of the range mapped onto [-1, 1]."""
+    """``(g o stat, g^-1, g)`` for :func:`studentized_ci`: the identity, or atanh of the range mapped onto [-1, 1]."""
     if scale == "raw":
-        return stat, (lambda z: z)
+        return stat, (lambda z: z), (lambda v: v)
     lo, hi = bounds
     half, mid = (hi - lo) / 2.0, (hi + lo) / 2.0
 
-    def g(c):
-        x = (np.asarray(stat(c), dtype=np.float64) - mid) / half
+    def to_scale(v):
+        x = (np.asarray(v, dtype=np.float64) - mid) / half
         return np.arctanh(np.clip(x, -1.0 + _EDGE, 1.0 - _EDGE))
 
-    return g, (lambda z: mid + half * np.tanh(z))
+    return (lambda c: to_scale(stat(c))), (lambda z: mid + half * np.tanh(z)), to_scale
 
 
 def studentized_ci(stat, per_query: np.ndarray, weights: np.ndarray, alpha: float = 0.05,
-                   bounds: tuple[float, float] = (-np.inf, np.inf), scale: str = "raw") -> tuple[float, float] | None:
+                   bounds: tuple[float, float] = (-np.inf, np.inf), scale: str = "raw",
+                   loo=None) -> tuple[float, float] | None:
     """Bootstrap-t interval (module docstring) of ``stat`` (a function of per-query sums, vectorised over
     leading axes) from per-query arrays ``(Q, ...)`` and bootstrap multiplicities ``(B, Q)``, within ``bounds``.
 
@@ -198,6 +213,9 @@ def studentized_ci(stat, per_query: np.ndarray, weights: np.ndarray, alpha: floa
     a sample whose estimate sits on a bound falls back to the raw scale. Each side is at least Student's t with
     ``Q - 1`` degrees of freedom. None when the statistic or its standard error is undefined on the sample, or
     fewer than 2 replicates have a finite ``t*``.
+
+    ``loo``: optional ``loo(totals (B, ...), per_query) -> (B, Q)``, ``stat`` of every leave-one-out sum computed
+    without building them (:func:`jackknife_se`); the same interval, in O(B Q) memory instead of O(B Q k^2).
     """
     from scipy.stats import t as student_t
 
@@ -209,18 +227,20 @@ def studentized_ci(stat, per_query: np.ndarray, weights: np.ndarray, alpha: floa
     raw = float(stat(total))
     if scale == "atanh" and not (np.isfinite(bounds).all() and bounds[0] < raw < bounds[1]):
         scale = "raw"
-    g, inverse = _on_scale(stat, scale, bounds)
+    g, inverse, to_scale = _on_scale(stat, scale, bounds)
+    g_loo = None if loo is None else (lambda totals, pq: to_scale(loo(totals, pq)))
     theta = float(g(total))
-    se = float(jackknife_se(g, total[None], per_query, np.ones((1, q)))[0])
+    se = float(jackknife_se(g, total[None], per_query, np.ones((1, q)), g_loo)[0])
     if not (np.isfinite(theta) and np.isfinite(se)):
         return None
     t_stats = []
-    chunk = max(1, 4_000_000 // max(1, q * int(np.prod(per_query.shape[1:], dtype=np.int64))))
+    cells = q if loo is not None else q * int(np.prod(per_query.shape[1:], dtype=np.int64))
+    chunk = max(1, 4_000_000 // max(1, cells))
     for start in range(0, weights.shape[0], chunk):
         w = weights[start:start + chunk]
         totals = resample(per_query, w)
         reps = np.asarray(g(totals), dtype=np.float64)
-        se_b = jackknife_se(g, totals, per_query, w)
+        se_b = jackknife_se(g, totals, per_query, w, g_loo)
         with np.errstate(invalid="ignore", divide="ignore"):
             t_stats.append((reps - theta) / se_b)
     t = np.concatenate(t_stats)
