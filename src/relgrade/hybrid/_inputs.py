@@ -155,9 +155,77 @@ def read_mapping(path: str | Path, *, scale: Sequence[int] = DEFAULT_SCALE) -> J
     return JudgeMapping(adopted, table=parsed, message=message, calibration=calibration, source=str(path))
 
 
+class JudgeLabels(Sequence):
+    """The :class:`Label` rows of a details file read as columns (:func:`relgrade.io._details.read_details_columns`),
+    built on first use: their count, and the judge's pairs as dicts (:meth:`grades`, :meth:`expected`), come from the
+    columns without them."""
+
+    def __init__(self, columns, time: str):
+        self.columns = columns
+        self._time = time
+        self._rows: tuple[Label, ...] | None = None
+
+    def _built(self) -> tuple[Label, ...]:
+        if self._rows is None:
+            rows = self.columns.labels()
+            for lab in rows:  # as read_judge_labels sets them on the plain reader's rows (no mapping adopted)
+                lab.__dict__.update(source="judge", judge_grade=None, mapped=False, time=lab.time or self._time)
+            self._rows = rows
+        return self._rows
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def __getitem__(self, index):
+        return self._built()[index]
+
+    def __iter__(self):
+        return iter(self._built())
+
+    def __eq__(self, other) -> bool:
+        return tuple(self) == (tuple(other) if isinstance(other, (tuple, list, JudgeLabels)) else other)
+
+    __hash__ = None
+
+    def grades(self) -> dict[str, dict[str, int]]:
+        """``{query_id: {doc_id: grade}}`` in file order, as ``JudgeInput.to_qrels`` builds it from the rows."""
+        return self._pairs(self.columns.grade)
+
+    def expected(self) -> dict[str, dict[str, float]]:
+        """``{query_id: {doc_id: expected grade}}`` of the graded rows that give one."""
+        import numpy as np
+
+        return self._pairs(self.columns.expected, ~np.isnan(self.columns.expected))
+
+    def _pairs(self, values, mask=None) -> dict:
+        import numpy as np
+
+        from relgrade.io._columns import take
+
+        c = self.columns
+        rows = np.flatnonzero(c.graded if mask is None else c.graded & mask)
+        out: dict = {}
+        if not len(rows):
+            return out
+        q = c.query.codes[rows]
+        _, first = np.unique(q, return_index=True)  # the queries in the order these rows first name them
+        rank = np.empty(c.query.n_names, np.int64)
+        rank[np.unique(q)] = np.argsort(np.argsort(first, kind="stable"), kind="stable")
+        order = np.argsort(rank[q], kind="stable")  # each query's rows together, in file order
+        rows, q = rows[order], q[order]
+        docs = take(c.doc.names, c.doc.codes[rows]).to_pylist()
+        vals = values[rows].tolist()
+        starts = np.flatnonzero(np.concatenate([[True], q[1:] != q[:-1]]))
+        ends = np.append(starts[1:], len(q)).tolist()
+        names = c.query.name_list()
+        for code, s, e in zip(q[starts].tolist(), starts.tolist(), ends):
+            out[names[code]] = dict(zip(docs[s:e], vals[s:e]))
+        return out
+
+
 @dataclass(frozen=True)
 class JudgeInput:
-    labels: tuple[Label, ...]
+    labels: Sequence[Label]  # a tuple, or JudgeLabels (built on first use) from a details file read as columns
     n_unjudged: int
     model: str | None
     scale: tuple[int, ...] | None = None  # the judge's own scale when its details declare one
@@ -167,6 +235,8 @@ class JudgeInput:
         """The grades in use (mapped when a mapping was adopted) as :class:`~relgrade.io.Qrels`."""
         from relgrade.io import Qrels
 
+        if isinstance(self.labels, JudgeLabels):
+            return Qrels(self.labels.grades(), source=self.source)
         labels: dict[str, dict[str, int]] = {}
         for lab in self.labels:
             labels.setdefault(lab.query_id, {})[lab.doc_id] = lab.grade
@@ -177,12 +247,21 @@ def read_judge_labels(path: str | Path, *, mapping: JudgeMapping | None = None,
                       scale: Sequence[int] = DEFAULT_SCALE) -> JudgeInput:
     """Judge labels with model, prompt hash, time and text hash; the mapping applied when adopted.
 
-    A judgment without a ``time`` gets the file's modification time.
+    A judgment without a ``time`` gets the file's modification time. A details file that
+    :func:`relgrade.io._details.read_details_columns` reads (no mapping adopted) keeps its columns and builds its
+    ``Label`` rows on first use (:class:`JudgeLabels`); any other file, and any doubt, goes line by line.
     """
-    labels = read_labels(path, source="judge", scale=scale)
-    mtime = datetime.fromtimestamp(Path(path).stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
+    mtime = datetime.fromtimestamp(Path(path).stat().st_mtime, timezone.utc).isoformat(timespec="seconds") \
+        if Path(path).is_file() else None
     mapping = mapping or JudgeMapping(False)
     adopted = mapping.adopted
+    if not adopted:
+        from relgrade.io._details import read_details_columns
+
+        columns = read_details_columns(path, scale=scale)
+        if columns is not None:
+            return JudgeInput(JudgeLabels(columns, mtime), columns.n_empty, columns.model, None, str(path))
+    labels = read_labels(path, source="judge", scale=scale)
     for lab in labels.labels:  # replace(lab, ...) in place: these Labels were just read, no one else holds them
         lab.__dict__.update(source="judge", grade=mapping.apply(lab.grade, lab.expected_grade) if adopted else lab.grade,
                             judge_grade=lab.grade if adopted else None, mapped=adopted, time=lab.time or mtime)
