@@ -204,3 +204,15 @@ def test_a_big_random_file_reads_the_same(tmp_path, monkeypatch):
     fast, plain = _read(path, monkeypatch, True), _read(path, monkeypatch, False)
     assert isinstance(fast.labels, JudgeLabels)
     _same(fast, plain)
+
+
+def test_qrels_keeping_keeps_only_a_dict_by_the_rules():
+    from relgrade.io import Qrels
+
+    kept = {"q1": {"d1": 2, "d2": 0}, "q2": {"d1": 1}}
+    q = Qrels.keeping(kept)
+    assert q.labels is kept and q.labels == Qrels(kept).labels and q.topics == ("q1", "q2")
+    for other in ({" q1": {"d1": 2}}, {"q1": {"d1 ": 2}}, {"q1": {"d1": True}}, {"q1": {}, "q2": {"d": 1}},
+                  {"q1": {"d1": 2.0}}):
+        got = Qrels.keeping(other)
+        assert got.labels is not other and got.labels == Qrels(other).labels

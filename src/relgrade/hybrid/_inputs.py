@@ -164,6 +164,7 @@ class JudgeLabels(Sequence):
         self.columns = columns
         self._time = time
         self._rows: tuple[Label, ...] | None = None
+        self._cache: dict[str, Any] = {}
 
     def _built(self) -> tuple[Label, ...]:
         if self._rows is None:
@@ -188,14 +189,27 @@ class JudgeLabels(Sequence):
     __hash__ = None
 
     def grades(self) -> dict[str, dict[str, int]]:
-        """``{query_id: {doc_id: grade}}`` in file order, as ``JudgeInput.to_qrels`` builds it from the rows."""
-        return self._pairs(self.columns.grade)
+        """``{query_id: {doc_id: grade}}`` in file order, as ``JudgeInput.to_qrels`` builds it from the rows (built
+        once: no one changes it)."""
+        if "grades" not in self._cache:
+            self._cache["grades"] = self._pairs(self.columns.grade)
+        return self._cache["grades"]
+
+    def qrels(self, source: str | None):
+        """:meth:`grades` as :class:`~relgrade.io.Qrels` whose ``labels`` are that dict (built once)."""
+        from relgrade.io import Qrels
+
+        if "qrels" not in self._cache:
+            self._cache["qrels"] = Qrels.keeping(self.grades(), source=source)
+        return self._cache["qrels"]
 
     def expected(self) -> dict[str, dict[str, float]]:
-        """``{query_id: {doc_id: expected grade}}`` of the graded rows that give one."""
+        """``{query_id: {doc_id: expected grade}}`` of the graded rows that give one (built once)."""
         import numpy as np
 
-        return self._pairs(self.columns.expected, ~np.isnan(self.columns.expected))
+        if "expected" not in self._cache:
+            self._cache["expected"] = self._pairs(self.columns.expected, ~np.isnan(self.columns.expected))
+        return self._cache["expected"]
 
     def _pairs(self, values, mask=None) -> dict:
         import numpy as np
@@ -236,7 +250,7 @@ class JudgeInput:
         from relgrade.io import Qrels
 
         if isinstance(self.labels, JudgeLabels):
-            return Qrels(self.labels.grades(), source=self.source)
+            return self.labels.qrels(self.source)
         labels: dict[str, dict[str, int]] = {}
         for lab in self.labels:
             labels.setdefault(lab.query_id, {})[lab.doc_id] = lab.grade

@@ -89,9 +89,9 @@ def judge_sets(judges: Any) -> tuple[JudgeSet, ...]:
         if isinstance(judge, JudgeSet):
             js = judge
         elif hasattr(judge, "labels") and hasattr(judge.labels, "expected"):  # a JudgeInput read as columns
-            grades = judge.labels.grades()  # no mapping adopted: the grades in use are the raw ones
-            js = JudgeSet(judge.source or judge.model or "judge", Qrels(grades, source=judge.source), grades,
-                          judge.labels.expected(), judge.scale)
+            grades = judge.to_qrels()  # no mapping adopted: the grades in use are the raw ones
+            js = JudgeSet(judge.source or judge.model or "judge", grades, grades.labels, judge.labels.expected(),
+                          judge.scale)
         elif hasattr(judge, "labels") and hasattr(judge, "n_unjudged"):  # a JudgeInput
             raw: dict[str, dict[str, int]] = {}
             expected: dict[str, dict[str, float]] = {}

@@ -62,7 +62,7 @@ def _blend(values, ans, runs, sets, metrics, population, t):
     base rates)."""
     hards, hard_anss, seens = [], [], []
     for js in sets:
-        own = Qrels(js.raw)
+        own = js.grades if js.grades.labels is js.raw else Qrels(js.raw)  # unmapped grades: one Qrels
         seens.append(np.array([q in js.raw for q in population], dtype=np.float64))
         hards.append(np.stack([per_query_values(own, run, metrics, population, rel_threshold=t) for run in runs]))
         hard_anss.append(answerable(own, population, t))

@@ -98,7 +98,6 @@ def read_details_columns(path: str | Path, *, scale=None) -> DetailsColumns | No
     """A details JSONL as :class:`DetailsColumns`, or None when the plain reader must read it (module docstring).
     ``scale``: every grade must be on it (None: no check)."""
     import numpy as np
-    import pyarrow.compute as pc
 
     data = read_bytes(path, what="labels file")
     if sniff_bytes(path, data) != "jsonl" or data[:3] == b"\xef\xbb\xbf":
@@ -116,10 +115,11 @@ def read_details_columns(path: str | Path, *, scale=None) -> DetailsColumns | No
     query, doc = Ids.encode(table.column("query_id")), Ids.encode(table.column("doc_id"))
     if off_rule(query.names) is not None or off_rule(doc.names) is not None:
         return None
-    graded = to_numpy(pc.is_valid(table.column("grade")).cast("uint8")).astype(bool)
-    grade = np.where(graded, to_numpy(table.column("grade").fill_null(-1)), -1).astype(np.int64)
-    expected = to_numpy(table.column("expected_grade").fill_null(np.nan)).astype(np.float64)
-    if not np.isfinite(to_numpy(table.column("expected_grade").fill_null(0.0))).all():
+    graded = _valid(table.column("grade"))
+    grade = np.where(graded, to_numpy(table.column("grade")), -1).astype(np.int64)
+    given = _valid(table.column("expected_grade"))
+    expected = np.where(given, to_numpy(table.column("expected_grade")), np.nan)
+    if not np.isfinite(expected[given]).all():
         return None  # NaN or infinity written in the file (pyarrow reads them; the plain reader refuses them)
     rows = np.flatnonzero(graded)
     if _repeats(query.codes[rows], doc.codes[rows], query.n_names, doc.n_names):
@@ -128,6 +128,18 @@ def read_details_columns(path: str | Path, *, scale=None) -> DetailsColumns | No
         return None
     return DetailsColumns(query, doc, grade, graded, expected, _first_model(table), int(len(graded) - len(rows)),
                           table, str(path))
+
+
+def _valid(column) -> "np.ndarray":
+    """Which rows of a pyarrow column are not null, as a numpy bool array (without pyarrow's scalar conversions,
+    which import pandas: :mod:`relgrade.io._columns`)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not column.null_count:
+        return np.ones(len(column), bool)
+    return to_numpy(pc.cast(pc.is_valid(column), pa.uint8())).astype(bool)
 
 
 def _repeats(query, doc, n_queries: int, n_docs: int) -> bool:
@@ -146,7 +158,7 @@ def _first_model(table: "pa.Table") -> str | None:
     encoded = column.combine_chunks().dictionary_encode()
     names = [_blank_none(v) for v in encoded.dictionary.to_pylist()]
     ok = np.array([v is not None for v in names] or [False])
-    codes = to_numpy(encoded.indices.fill_null(-1)) if encoded.indices.null_count else to_numpy(encoded.indices)
+    codes = np.where(_valid(encoded.indices), to_numpy(encoded.indices), -1)
     hit = np.flatnonzero((codes >= 0) & ok[np.maximum(codes, 0)])
     return names[int(codes[hit[0]])] if len(hit) else None
 
