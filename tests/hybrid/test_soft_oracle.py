@@ -273,3 +273,16 @@ def test_estimate_on_details_read_as_columns_equals_the_plain_reading(tmp_path, 
         got = np.array([a.ppi, *a.ppi_ci95, a.human_only, *a.human_ci95, a.lam])
         want = np.array([b.ppi, *b.ppi_ci95, b.human_only, *b.human_ci95, b.lam])
         assert np.abs(got - want).max() <= TOL, m
+
+
+def test_distinct_rows_give_every_row_back():
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(500, 4)), 1)
+    X[::7] = X[0]
+    X[3, 1] = -0.0 if X[0, 1] == 0 else X[3, 1]
+    rows, inverse = soft.distinct_rows(X)
+    assert np.array_equal(rows[inverse], X) and len(rows) < len(X)
+    assert len(np.unique(rows.view(np.dtype((np.void, 32))))) == len(rows)
+    for empty in (np.zeros((0, 3)), np.zeros((4, 0))):
+        rows, inverse = soft.distinct_rows(empty)
+        assert rows[inverse].shape == empty.shape
