@@ -132,6 +132,11 @@ def _same(fast, plain) -> None:
         assert list(a.expected.items()) == list(b.expected.items())
         assert a.grades.topics == b.grades.topics
         assert fast.to_qrels().labels == plain.to_qrels().labels
+        made, fresh = a.grades.columns, b.grades.columns  # the columns kept from the reader: Qrels(dict)'s layout
+        for x, y in ((made.query, fresh.query), (made.doc, fresh.doc)):
+            assert np.array_equal(x.codes, y.codes) and x.codes.dtype == y.codes.dtype
+            assert x.name_list() == y.name_list()
+        assert np.array_equal(made.grade, fresh.grade) and made.grade.dtype == fresh.grade.dtype
 
 
 @pytest.mark.parametrize("name", sorted(POLITE))

@@ -200,8 +200,43 @@ class JudgeLabels(Sequence):
         from relgrade.io import Qrels
 
         if "qrels" not in self._cache:
-            self._cache["qrels"] = Qrels.keeping(self.grades(), source=source)
+            self._cache["qrels"] = Qrels.keeping(self.grades(), source=source, columns=self._label_columns())
         return self._cache["qrels"]
+
+    def _label_columns(self):
+        """The graded rows as :class:`relgrade.io._qrels.LabelColumns` laid out as ``Qrels(self.grades())`` lays
+        them out (rows grouped by query, each id numbered where the grouped rows first name it), from the codes read."""
+        import numpy as np
+
+        from relgrade.io._columns import Ids, take
+        from relgrade.io._qrels import LabelColumns
+
+        c = self.columns
+        rows, q = self._grouped(np.flatnonzero(c.graded))
+
+        def first_seen(codes, names):
+            distinct, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+            order = np.argsort(first, kind="stable")
+            renumber = np.empty(len(distinct), np.int64)
+            renumber[order] = np.arange(len(distinct))
+            return Ids(renumber[inverse.ravel()].astype(np.int32), take(names, distinct[order]))
+
+        return LabelColumns(first_seen(q, c.query.names), first_seen(c.doc.codes[rows], c.doc.names),
+                            c.grade[rows].astype(np.int64))
+
+    def _grouped(self, rows):
+        """``(rows, their query codes)``: ``rows`` grouped by query (queries in the order these rows first name
+        them), each query's rows in file order."""
+        import numpy as np
+
+        q = self.columns.query.codes[rows]
+        if not len(rows):
+            return rows, q
+        distinct, first = np.unique(q, return_index=True)
+        rank = np.empty(self.columns.query.n_names, np.int64)
+        rank[distinct] = np.argsort(np.argsort(first, kind="stable"), kind="stable")
+        order = np.argsort(rank[q], kind="stable")
+        return rows[order], q[order]
 
     def expected(self) -> dict[str, dict[str, float]]:
         """``{query_id: {doc_id: expected grade}}`` of the graded rows that give one (built once)."""
@@ -221,12 +256,7 @@ class JudgeLabels(Sequence):
         out: dict = {}
         if not len(rows):
             return out
-        q = c.query.codes[rows]
-        _, first = np.unique(q, return_index=True)  # the queries in the order these rows first name them
-        rank = np.empty(c.query.n_names, np.int64)
-        rank[np.unique(q)] = np.argsort(np.argsort(first, kind="stable"), kind="stable")
-        order = np.argsort(rank[q], kind="stable")  # each query's rows together, in file order
-        rows, q = rows[order], q[order]
+        rows, q = self._grouped(rows)
         docs = take(c.doc.names, c.doc.codes[rows]).to_pylist()
         vals = values[rows].tolist()
         starts = np.flatnonzero(np.concatenate([[True], q[1:] != q[:-1]]))
