@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 _TEXT_KEYS = ("query_id", "doc_id", "model", "prompt_hash", "status", "query", "text", "text_sha256", "reason", "time")
 _SEPARATORS = ("\r", "\x85", "\u2028", "\u2029")
-"""Line separators ``str.splitlines`` honours beside ``\n`` that JSON allows inside a string (or ``\r`` between
+r"""Line separators ``str.splitlines`` honours beside ``\n`` that JSON allows inside a string (or ``\r`` between
 tokens): with one of them the plain reader's lines are not pyarrow's rows. (``\x0b``, ``\x0c``, ``\x1c``-``\x1e``
 are refused by both inside strings and between tokens.)"""
 
@@ -43,7 +43,7 @@ are refused by both inside strings and between tokens.)"""
 class DetailsColumns:
     """The rows of a details file: ids (factorised), ``grade`` (-1 where null), ``graded`` (the grade is not null),
     ``expected`` (NaN where null), the first model named, the count of null grades; ``table`` keeps every column for
-    :meth:`labels`."""
+    :meth:`labels` (texts included: a file's worth of memory, as the plain reader's rows hold)."""
 
     query: Ids
     doc: Ids
