@@ -85,3 +85,13 @@ def test_paired_differences_are_the_one_at_a_time_ones():
         want = paired_difference(A[:, c], B[:, c], n_perm=3000, seed=9)
         assert got[c] == want, c
     assert got[1].p_value == 1.0 and got[3].p_value < 0.05  # a column without a difference; one with a clear one
+
+
+def test_student_t_tails_are_scipy_stats():
+    """ppi_pvalues' F: scipy.special.stdtr gives scipy.stats.t.cdf and .sf, edge cases included."""
+    from scipy import special, stats
+
+    x = np.array([-np.inf, -50, -3, -1e-300, 0, 0.5, 2, 50, np.inf, np.nan, 1, 1, 1, 1, 1, -2])
+    df = np.array([3, 3, 0.5, 2, 1, 1e9, 7.3, 2, 3, 3, 0, -1, np.nan, np.inf, 1e-300, np.inf])
+    np.testing.assert_array_equal(special.stdtr(df, x), stats.t.cdf(x, df))
+    np.testing.assert_array_equal(special.stdtr(df, -x), stats.t.sf(x, df))
