@@ -40,6 +40,8 @@ POLITE = {
         {"query_id": "q2", "doc_id": "d3", "grade": 0, "expected_grade": -0.0, "text": "tab\tand \u00e9 \U0001f600"},
         {"query_id": "q3", "doc_id": "d3", "grade": -0}),
     "unjudged then judged": _lines({**ROW, "grade": None}, ROW),
+    "prompt of an unjudged row first": _lines({**ROW, "grade": None, "prompt_hash": "other", "model": "first"},
+                                              {**ROW, "doc_id": "d2", "prompt_hash": "  "}, {**ROW, "prompt_hash": "p"}),
     "only ids and grades": _lines({"query_id": "q", "doc_id": "d", "grade": 1}),
     "no final newline": _lines(ROW, {**ROW, "doc_id": "d2"}).rstrip("\n"),
     "escapes": '{"query_id": "q\\u00e9", "doc_id": "d\\/1", "grade": 1, "text": "\\ud83d\\ude00 a \\"quote\\"\\n"}\n',
@@ -121,6 +123,8 @@ def _same(fast, plain) -> None:
     assert (fast.n_unjudged, fast.model, fast.scale, fast.source) == (plain.n_unjudged, plain.model, plain.scale,
                                                                         plain.source)
     assert len(fast.labels) == len(plain.labels)
+    assert fast.prompt_hash() == plain.prompt_hash() == next((x.prompt_hash for x in plain.labels if x.prompt_hash),
+                                                             None)
     assert list(fast.labels) == list(plain.labels)
     assert [lab.to_dict() for lab in fast.labels] == [lab.to_dict() for lab in plain.labels]
     assert [lab.__dict__.get("time") for lab in fast.labels] == [lab.__dict__.get("time") for lab in plain.labels]

@@ -275,6 +275,12 @@ class JudgeInput:
     scale: tuple[int, ...] | None = None  # the judge's own scale when its details declare one
     source: str | None = None  # the file the labels came from
 
+    def prompt_hash(self) -> str | None:
+        """The first label's prompt hash that is set (the judge's prompt, for its audit)."""
+        if isinstance(self.labels, JudgeLabels):
+            return self.labels.columns.first("prompt_hash")
+        return next((lab.prompt_hash for lab in self.labels if lab.prompt_hash), None)
+
     def to_qrels(self):
         """The grades in use (mapped when a mapping was adopted) as :class:`~relgrade.io.Qrels`."""
         from relgrade.io import Qrels

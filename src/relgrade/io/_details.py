@@ -58,6 +58,11 @@ class DetailsColumns:
     def __len__(self) -> int:
         return int(self.graded.sum())
 
+    def first(self, name: str) -> str | None:
+        """The first graded row's ``name`` (a text key) that is a non-blank string, stripped: what the first such
+        :class:`~relgrade.io.Label` of :meth:`labels` holds (``model``, ``prompt_hash``), without building them."""
+        return _first_text(self.table.filter(self.graded), name)
+
     def labels(self) -> tuple:
         """The graded rows as the plain reader's :class:`~relgrade.io.Label` rows (``read_labels(path,
         source="judge")``: a key pyarrow filled with null reads as the key absent, as ``_details_label`` reads it)."""
@@ -126,7 +131,7 @@ def read_details_columns(path: str | Path, *, scale=None) -> DetailsColumns | No
         return None
     if scale is not None and not np.isin(grade[rows], list(scale)).all():
         return None
-    return DetailsColumns(query, doc, grade, graded, expected, _first_model(table), int(len(graded) - len(rows)),
+    return DetailsColumns(query, doc, grade, graded, expected, _first_text(table, "model"), int(len(graded) - len(rows)),
                           table, str(path))
 
 
@@ -148,11 +153,11 @@ def _repeats(query, doc, n_queries: int, n_docs: int) -> bool:
     return bool(len(query)) and repeats_pair(query, doc, n_queries, n_docs)
 
 
-def _first_model(table: "pa.Table") -> str | None:
-    """The plain reader's ``model``: the first row's model that is a non-blank string, stripped."""
+def _first_text(table: "pa.Table", name: str) -> str | None:
+    """The first row's ``name`` that is a non-blank string, stripped (the plain reader's ``model``: every row's)."""
     import numpy as np
 
-    column = table.column("model")
+    column = table.column(name)
     if column.null_count == len(column):
         return None
     encoded = column.combine_chunks().dictionary_encode()
