@@ -96,6 +96,10 @@ HOSTILE = {
     "text a number": _lines({**ROW, "text": 5, "query": ["x"], "reason": 3}),
     "runs mixed types": _lines({**ROW, "runs": ["a"]}, {**ROW, "doc_id": "d2", "runs": 3}),
     "nested deep": _lines({**ROW, "runs": json.loads("[" * 200 + "]" * 200)}),
+    "nested very deep": _lines(ROW) + '{"query_id": "q", "doc_id": "d", "grade": 1, "runs": ' + "[" * 100_000
+                        + "]" * 100_000 + "}\n",
+    "object nested very deep": '{"a":' * 100_000 + "1" + "}" * 100_000 + "\n",
+    "many brackets in texts": _lines(*({**ROW, "doc_id": f"d{i}", "text": "[x] {y} " * 40} for i in range(3))),
     "golden first line": _lines({"query": "what", "relevant_doc_ids": ["d1"]}, ROW),
     "object per file": json.dumps([ROW]),
     "control char": _lines(ROW).replace('"q1"', '"q\x0b1"'),

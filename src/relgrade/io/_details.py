@@ -110,6 +110,8 @@ def read_details_columns(path: str | Path, *, scale=None) -> DetailsColumns | No
     text = read_text(path, what="labels file", data=data)  # valid UTF-8 (or the plain reader's error)
     if any(sep in text for sep in _SEPARATORS):
         return None
+    if _too_deep(data):
+        return None
     table = _fields(data)
     if table is None or not table.num_rows or table.num_rows != text.count("\n") + (not text.endswith("\n")):
         return None  # blank lines, or two objects on a line
@@ -133,6 +135,25 @@ def read_details_columns(path: str | Path, *, scale=None) -> DetailsColumns | No
         return None
     return DetailsColumns(query, doc, grade, graded, expected, _first_text(table, "model"), int(len(graded) - len(rows)),
                           table, str(path))
+
+
+MAX_OPENS = 64
+"""At most this many ``{`` and ``[`` on one line for pyarrow to parse it (a details row has one object and one list):
+pyarrow's JSON parser recurses per level and a deeply nested line overflows its stack (the process dies; the fuzz
+tests' 100,000-deep line did), where the plain reader says "nested too deeply" with the line."""
+
+
+def _too_deep(data) -> bool:
+    """Whether some line holds more than :data:`MAX_OPENS` opening brackets (inside strings too: such a file just
+    goes line by line)."""
+    import numpy as np
+
+    raw = np.frombuffer(data, np.uint8)
+    opens = np.flatnonzero((raw == ord("{")) | (raw == ord("[")))
+    if len(opens) <= MAX_OPENS:
+        return False
+    line = np.searchsorted(np.flatnonzero(raw == ord("\n")), opens)
+    return bool(np.bincount(line).max() > MAX_OPENS)
 
 
 def _valid(column) -> "np.ndarray":
