@@ -149,7 +149,7 @@ def _too_deep(data) -> bool:
     import numpy as np
 
     raw = np.frombuffer(data, np.uint8)
-    opens = np.flatnonzero((raw == ord("{")) | (raw == ord("[")))
+    opens = np.flatnonzero((raw | 0x20) == ord("{"))  # "{" or "[" (0x7B, 0x5B): no other byte
     if len(opens) <= MAX_OPENS:
         return False
     line = np.searchsorted(np.flatnonzero(raw == ord("\n")), opens)
