@@ -28,6 +28,23 @@ def test_kendall_taus_are_scipys_with_ties_and_constant_rows():
     assert np.isnan(got[:10]).all() and np.isfinite(got[10:]).all()
 
 
+def plain_tau(x, y):
+    """``_tau`` before issue 39.2: scipy's statistic (None when either side is constant or tau is not finite)."""
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None
+    tau = kendalltau(x, y).statistic
+    return None if not np.isfinite(tau) else float(tau)
+
+
+def test_the_point_tau_is_scipys():
+    rng = np.random.default_rng(4)
+    for _ in range(300):
+        m = int(rng.integers(2, 8))
+        x, y = np.round(rng.random(m), 1), np.round(rng.random(m), 1)
+        assert _tau(x, y) == plain_tau(x, y)
+    assert _tau(np.ones(3), np.arange(3.0)) is None and _tau(None, np.arange(3.0)) is None
+
+
 def plain_boot_taus(H, J, n, N, lam, n_boot, rng, source_pairs):
     """The loop of rank_systems before issue 39 (one replicate at a time, scipy's tau)."""
     boot = {sp: [] for sp in source_pairs}
@@ -38,7 +55,7 @@ def plain_boot_taus(H, J, n, N, lam, n_boot, rng, source_pairs):
         m = {"human": Hb.mean(axis=0), "judge": np.concatenate([Jl, Ju]).mean(axis=0)}
         m["ppi"] = ppi_point(Hb, Jl, Ju, lam) if N else m["human"]
         for x, y in source_pairs:
-            t = _tau(m[x], m[y])
+            t = plain_tau(m[x], m[y])
             if t is not None:
                 boot[(x, y)].append(t)
     return boot
@@ -68,3 +85,13 @@ def test_paired_differences_are_the_one_at_a_time_ones():
         want = paired_difference(A[:, c], B[:, c], n_perm=3000, seed=9)
         assert got[c] == want, c
     assert got[1].p_value == 1.0 and got[3].p_value < 0.05  # a column without a difference; one with a clear one
+
+
+def test_student_t_tails_are_scipy_stats():
+    """ppi_pvalues' F: scipy.special.stdtr gives scipy.stats.t.cdf and .sf, edge cases included."""
+    from scipy import special, stats
+
+    x = np.array([-np.inf, -50, -3, -1e-300, 0, 0.5, 2, 50, np.inf, np.nan, 1, 1, 1, 1, 1, -2])
+    df = np.array([3, 3, 0.5, 2, 1, 1e9, 7.3, 2, 3, 3, 0, -1, np.nan, np.inf, 1e-300, np.inf])
+    np.testing.assert_array_equal(special.stdtr(df, x), stats.t.cdf(x, df))
+    np.testing.assert_array_equal(special.stdtr(df, -x), stats.t.sf(x, df))

@@ -231,3 +231,58 @@ def test_ratio_from_sums_equals_the_array(monkeypatch, seed, n, N, constant_a, l
         assert np.abs(getattr(fast, name) - getattr(plain, name)).max() <= TOL, name
     assert fast.notes == plain.notes
     assert np.ptp(fast.hi - fast.lo) > 0  # columns of different widths: not a degenerate case
+
+
+@pytest.mark.parametrize("seed, n_judges", [(8, 1), (9, 2)])
+def test_estimate_on_details_read_as_columns_equals_the_plain_reading(tmp_path, monkeypatch, seed, n_judges):
+    """Issue 39.2: the judges' details files read as columns (``relgrade.io._details``, the Label rows never built)
+    give the intervals of the line-by-line reading, and the same prediction description."""
+    import json
+
+    import relgrade.io._details as details_module
+    from relgrade.hybrid import read_judge_labels
+    from relgrade.hybrid._inputs import JudgeLabels
+
+    human, sets, runs = world(seed, n_judges=n_judges)
+    paths = []
+    for k, js in enumerate(sets):
+        path = tmp_path / f"j{k}.details.jsonl"
+        with open(path, "w", encoding="utf-8") as fh:
+            for q, docs in js.raw.items():
+                for d, g in docs.items():
+                    e = js.expected.get(q, {}).get(d)
+                    fh.write(json.dumps({"query_id": q, "doc_id": d, "grade": g, "model": f"m{k}",
+                                         **({"expected_grade": e} if e is not None else {})}) + "\n")
+                fh.write(json.dumps({"query_id": q, "doc_id": "never", "grade": None, "model": f"m{k}"}) + "\n")
+        paths.append(path)
+    metrics = ["recall@5", "precision@10", "ndcg@10", "mrr"]
+
+    def call():
+        jins = [read_judge_labels(p) for p in paths]
+        report = estimate(runs[0], human, jins, metrics, seed=seed)
+        return jins, report
+
+    jins, fast = call()
+    assert all(isinstance(j.labels, JudgeLabels) for j in jins)
+    monkeypatch.setattr(details_module, "read_details_columns", lambda *a, **k: None)
+    jins, plain = call()
+    assert not any(isinstance(j.labels, JudgeLabels) for j in jins)
+    assert fast.settings["prediction"] == plain.settings["prediction"]
+    for m in metrics:
+        a, b = fast.estimates[m], plain.estimates[m]
+        got = np.array([a.ppi, *a.ppi_ci95, a.human_only, *a.human_ci95, a.lam])
+        want = np.array([b.ppi, *b.ppi_ci95, b.human_only, *b.human_ci95, b.lam])
+        assert np.abs(got - want).max() <= TOL, m
+
+
+def test_distinct_rows_give_every_row_back():
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(500, 4)), 1)
+    X[::7] = X[0]
+    X[3, 1] = -0.0 if X[0, 1] == 0 else X[3, 1]
+    rows, inverse = soft.distinct_rows(X)
+    assert np.array_equal(rows[inverse], X) and len(rows) < len(X)
+    assert len(np.unique(rows.view(np.dtype((np.void, 32))))) == len(rows)
+    for empty in (np.zeros((0, 3)), np.zeros((4, 0))):
+        rows, inverse = soft.distinct_rows(empty)
+        assert rows[inverse].shape == empty.shape

@@ -114,7 +114,7 @@ def ppi_audit(jins, mapping, audit_path: str | None):
         return None
     errors = []
     for jin in jins:
-        prompt_hash = next((lab.prompt_hash for lab in jin.labels if lab.prompt_hash), None)
+        prompt_hash = jin.prompt_hash()
         try:
             verdict = (read_audit(audit_path, model=jin.model, prompt_hash=prompt_hash)[0] if audit_path
                        else mapping.audit(jin.model, prompt_hash))

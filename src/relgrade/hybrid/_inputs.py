@@ -155,18 +155,138 @@ def read_mapping(path: str | Path, *, scale: Sequence[int] = DEFAULT_SCALE) -> J
     return JudgeMapping(adopted, table=parsed, message=message, calibration=calibration, source=str(path))
 
 
+class JudgeLabels(Sequence):
+    """The :class:`Label` rows of a details file read as columns (:func:`relgrade.io._details.read_details_columns`),
+    built on first use: their count, and the judge's pairs as dicts (:meth:`grades`, :meth:`expected`), come from the
+    columns without them."""
+
+    def __init__(self, columns, time: str):
+        self.columns = columns
+        self._time = time
+        self._rows: tuple[Label, ...] | None = None
+        self._cache: dict[str, Any] = {}
+
+    def _built(self) -> tuple[Label, ...]:
+        if self._rows is None:
+            rows = self.columns.labels()
+            for lab in rows:  # as read_judge_labels sets them on the plain reader's rows (no mapping adopted)
+                lab.__dict__.update(source="judge", judge_grade=None, mapped=False, time=lab.time or self._time)
+            self._rows = rows
+        return self._rows
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def __getitem__(self, index):
+        return self._built()[index]
+
+    def __iter__(self):
+        return iter(self._built())
+
+    def __eq__(self, other) -> bool:
+        return tuple(self) == (tuple(other) if isinstance(other, (tuple, list, JudgeLabels)) else other)
+
+    __hash__ = None
+
+    def grades(self) -> dict[str, dict[str, int]]:
+        """``{query_id: {doc_id: grade}}`` in file order, as ``JudgeInput.to_qrels`` builds it from the rows (built
+        once: no one changes it)."""
+        if "grades" not in self._cache:
+            self._cache["grades"] = self._pairs(self.columns.grade)
+        return self._cache["grades"]
+
+    def qrels(self, source: str | None):
+        """:meth:`grades` as :class:`~relgrade.io.Qrels` whose ``labels`` are that dict (built once)."""
+        from relgrade.io import Qrels
+
+        if "qrels" not in self._cache:
+            self._cache["qrels"] = Qrels.keeping(self.grades(), source=source, columns=self._label_columns())
+        return self._cache["qrels"]
+
+    def _label_columns(self):
+        """The graded rows as :class:`relgrade.io._qrels.LabelColumns` laid out as ``Qrels(self.grades())`` lays
+        them out (rows grouped by query, each id numbered where the grouped rows first name it), from the codes read."""
+        import numpy as np
+
+        from relgrade.io._columns import Ids, take
+        from relgrade.io._qrels import LabelColumns
+
+        c = self.columns
+        rows, q = self._grouped(np.flatnonzero(c.graded))
+
+        def first_seen(codes, names):
+            distinct, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+            order = np.argsort(first, kind="stable")
+            renumber = np.empty(len(distinct), np.int64)
+            renumber[order] = np.arange(len(distinct))
+            return Ids(renumber[inverse.ravel()].astype(np.int32), take(names, distinct[order]))
+
+        return LabelColumns(first_seen(q, c.query.names), first_seen(c.doc.codes[rows], c.doc.names),
+                            c.grade[rows].astype(np.int64))
+
+    def _grouped(self, rows):
+        """``(rows, their query codes)``: ``rows`` grouped by query (queries in the order these rows first name
+        them), each query's rows in file order."""
+        import numpy as np
+
+        q = self.columns.query.codes[rows]
+        if not len(rows):
+            return rows, q
+        distinct, first = np.unique(q, return_index=True)
+        rank = np.empty(self.columns.query.n_names, np.int64)
+        rank[distinct] = np.argsort(np.argsort(first, kind="stable"), kind="stable")
+        order = np.argsort(rank[q], kind="stable")
+        return rows[order], q[order]
+
+    def expected(self) -> dict[str, dict[str, float]]:
+        """``{query_id: {doc_id: expected grade}}`` of the graded rows that give one (built once)."""
+        import numpy as np
+
+        if "expected" not in self._cache:
+            self._cache["expected"] = self._pairs(self.columns.expected, ~np.isnan(self.columns.expected))
+        return self._cache["expected"]
+
+    def _pairs(self, values, mask=None) -> dict:
+        import numpy as np
+
+        from relgrade.io._columns import take
+
+        c = self.columns
+        rows = np.flatnonzero(c.graded if mask is None else c.graded & mask)
+        out: dict = {}
+        if not len(rows):
+            return out
+        rows, q = self._grouped(rows)
+        docs = take(c.doc.names, c.doc.codes[rows]).to_pylist()
+        vals = values[rows].tolist()
+        starts = np.flatnonzero(np.concatenate([[True], q[1:] != q[:-1]]))
+        ends = np.append(starts[1:], len(q)).tolist()
+        names = c.query.name_list()
+        for code, s, e in zip(q[starts].tolist(), starts.tolist(), ends):
+            out[names[code]] = dict(zip(docs[s:e], vals[s:e]))
+        return out
+
+
 @dataclass(frozen=True)
 class JudgeInput:
-    labels: tuple[Label, ...]
+    labels: Sequence[Label]  # a tuple, or JudgeLabels (built on first use) from a details file read as columns
     n_unjudged: int
     model: str | None
     scale: tuple[int, ...] | None = None  # the judge's own scale when its details declare one
     source: str | None = None  # the file the labels came from
 
+    def prompt_hash(self) -> str | None:
+        """The first label's prompt hash that is set (the judge's prompt, for its audit)."""
+        if isinstance(self.labels, JudgeLabels):
+            return self.labels.columns.first("prompt_hash")
+        return next((lab.prompt_hash for lab in self.labels if lab.prompt_hash), None)
+
     def to_qrels(self):
         """The grades in use (mapped when a mapping was adopted) as :class:`~relgrade.io.Qrels`."""
         from relgrade.io import Qrels
 
+        if isinstance(self.labels, JudgeLabels):
+            return self.labels.qrels(self.source)
         labels: dict[str, dict[str, int]] = {}
         for lab in self.labels:
             labels.setdefault(lab.query_id, {})[lab.doc_id] = lab.grade
@@ -177,12 +297,21 @@ def read_judge_labels(path: str | Path, *, mapping: JudgeMapping | None = None,
                       scale: Sequence[int] = DEFAULT_SCALE) -> JudgeInput:
     """Judge labels with model, prompt hash, time and text hash; the mapping applied when adopted.
 
-    A judgment without a ``time`` gets the file's modification time.
+    A judgment without a ``time`` gets the file's modification time. A details file that
+    :func:`relgrade.io._details.read_details_columns` reads (no mapping adopted) keeps its columns and builds its
+    ``Label`` rows on first use (:class:`JudgeLabels`); any other file, and any doubt, goes line by line.
     """
-    labels = read_labels(path, source="judge", scale=scale)
-    mtime = datetime.fromtimestamp(Path(path).stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
+    mtime = datetime.fromtimestamp(Path(path).stat().st_mtime, timezone.utc).isoformat(timespec="seconds") \
+        if Path(path).is_file() else None
     mapping = mapping or JudgeMapping(False)
     adopted = mapping.adopted
+    if not adopted:
+        from relgrade.io._details import read_details_columns
+
+        columns = read_details_columns(path, scale=scale)
+        if columns is not None:
+            return JudgeInput(JudgeLabels(columns, mtime), columns.n_empty, columns.model, None, str(path))
+    labels = read_labels(path, source="judge", scale=scale)
     for lab in labels.labels:  # replace(lab, ...) in place: these Labels were just read, no one else holds them
         lab.__dict__.update(source="judge", grade=mapping.apply(lab.grade, lab.expected_grade) if adopted else lab.grade,
                             judge_grade=lab.grade if adopted else None, mapped=adopted, time=lab.time or mtime)

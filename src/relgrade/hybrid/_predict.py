@@ -88,6 +88,10 @@ def judge_sets(judges: Any) -> tuple[JudgeSet, ...]:
     for i, judge in enumerate(many):
         if isinstance(judge, JudgeSet):
             js = judge
+        elif hasattr(judge, "labels") and hasattr(judge.labels, "expected"):  # a JudgeInput read as columns
+            grades = judge.to_qrels()  # no mapping adopted: the grades in use are the raw ones
+            js = JudgeSet(judge.source or judge.model or "judge", grades, grades.labels, judge.labels.expected(),
+                          judge.scale)
         elif hasattr(judge, "labels") and hasattr(judge, "n_unjudged"):  # a JudgeInput
             raw: dict[str, dict[str, int]] = {}
             expected: dict[str, dict[str, float]] = {}

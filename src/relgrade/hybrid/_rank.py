@@ -178,11 +178,11 @@ def _ranking(values: Mapping[str, float | None]) -> tuple[str, ...]:
 
 
 def _tau(x: np.ndarray | None, y: np.ndarray | None) -> float | None:
-    from scipy.stats import kendalltau
-
+    """Kendall's tau-b of two rankings' values (:func:`kendall_taus` of one pair: scipy's ``kendalltau`` statistic,
+    without importing ``scipy.stats``, most of a second of the command), None when either is constant."""
     if x is None or y is None or np.ptp(x) == 0 or np.ptp(y) == 0:
         return None
-    tau = kendalltau(x, y).statistic
+    tau = kendall_taus(np.asarray(x, dtype=np.float64)[None], np.asarray(y, dtype=np.float64)[None])[0]
     return None if not np.isfinite(tau) else float(tau)
 
 

@@ -62,7 +62,7 @@ def _blend(values, ans, runs, sets, metrics, population, t):
     base rates)."""
     hards, hard_anss, seens = [], [], []
     for js in sets:
-        own = Qrels(js.raw)
+        own = js.grades if js.grades.labels is js.raw else Qrels(js.raw)  # unmapped grades: one Qrels
         seens.append(np.array([q in js.raw for q in population], dtype=np.float64))
         hards.append(np.stack([per_query_values(own, run, metrics, population, rel_threshold=t) for run in runs]))
         hard_anss.append(answerable(own, population, t))
@@ -187,9 +187,13 @@ def expectations_all(X: np.ndarray, offsets: np.ndarray, orders, models, fold: n
     values = np.zeros((len(orders), T, len(metrics)))
     ans = np.zeros(T)
     frac = [j for j, m in enumerate(metrics) if m.measure == "frac_recall"]
+    distinct, inverse = distinct_rows(X)  # each model's probabilities once per distinct feature row
+    Pd = np.stack([m.predict_proba(distinct) for m in models])  # (S, distinct rows, C)
+    pd_, gd = Pd @ relevant.astype(np.float64), Pd @ gains
     for lo, hi in _blocks(sizes, len(models)):
-        P = np.stack([m.predict_proba(X[offsets[lo]:offsets[hi]]) for m in models])  # (S, rows, C)
-        p, g = P @ relevant.astype(np.float64), P @ gains
+        at = inverse[offsets[lo]:offsets[hi]]
+        p, g = pd_[:, at], gd[:, at]
+        P = Pd[:, at] if frac else None  # (S, rows, C)
         start = offsets[lo:hi] - offsets[lo]
         ppool, gpool = _padded(p, start, sizes[lo:hi]), _padded(g, start, sizes[lo:hi])
         ans[lo:hi] = _per_query(1.0 - np.prod(1.0 - ppool, axis=2), fold[lo:hi])
@@ -205,6 +209,18 @@ def expectations_all(X: np.ndarray, offsets: np.ndarray, orders, models, fold: n
                 for j in frac:
                     values[r, t, j] = expected_values(Pt, orders[r][t], gains, relevant, [metrics[j]]).mean(axis=0)[0]
     return values, ans
+
+
+def distinct_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, inverse)``: the distinct rows of ``X`` (equal bytes: the same numbers in, the same numbers out) and,
+    per row of ``X``, its index among them. A judge's pool rows take few distinct values (a grade's one-hot, an
+    expected grade), so the models' probabilities are computed once per distinct row."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if not X.size:
+        return X, np.zeros(len(X), np.int64)
+    keys = X.view(np.dtype((np.void, X.itemsize * X.shape[1]))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return X[first], inverse.ravel().astype(np.int64)
 
 
 def _per_query(block: np.ndarray, fold: np.ndarray) -> np.ndarray:

@@ -127,6 +127,20 @@ class Qrels:
         return cls(labels, **kwargs)
 
     @classmethod
+    def keeping(cls, labels: dict[str, dict[str, int]], *, source: str | None = None,
+                columns: LabelColumns | None = None) -> "Qrels":
+        """``Qrels(labels)`` that keeps ``labels`` as its :attr:`labels` (no second dict built from the columns) when
+        the id rule leaves every id as it is and every grade is an ``int``, non-empty per query: a reader's own dict,
+        which no one changes afterwards. ``columns``: the reader's own columns of the same pairs, laid out as
+        ``Qrels(labels)`` lays them out (rows grouped by query in ``labels``' order, ids numbered first-seen), used
+        instead of encoding the ids again."""
+        made = cls(labels if columns is None else columns, source=source)
+        if not (made.columns.query.rewritten or made.columns.doc.rewritten) and all(labels.values()) and \
+                all(type(g) is int for docs in labels.values() for g in docs.values()):
+            made._labels = labels
+        return made
+
+    @classmethod
     def from_records(
         cls, records: Iterable[tuple[str, str, int, str | None]], *, source: str | None = None
     ) -> "Qrels":
