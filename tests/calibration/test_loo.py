@@ -6,9 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import relgrade.calibration._continuous as continuous_module
 from relgrade.calibration import _stats as S
-from relgrade.calibration._agreement import agreement
 from relgrade.calibration._intervals import JackknifeRows, pair_stat
 from relgrade.calibration._loo import loo_auc, loo_kendall, loo_spearman
 
@@ -69,32 +67,3 @@ def test_leave_one_out_at_a_few_thousand_pairs():
                       - _plain(lambda W: S.weighted_kendall(x, y, 4, W), nq, group, w)).max() <= 1e-12
         assert np.abs(loo_spearman(x, y, 4, group, nq, w)
                       - _plain(lambda W: S.weighted_spearman(x, y.astype(float), W), nq, group, w)).max() <= 1e-12
-
-
-def _world(seed: int, n_queries: int = 90):
-    rng = np.random.default_rng(seed)
-    human, judge, expected, weights = {}, {}, {}, {}
-    for i in range(n_queries):
-        q = f"q{i}"
-        g = rng.choice(4, size=int(rng.integers(1, 9)), p=[0.4, 0.3, 0.2, 0.1])
-        j = np.where(rng.random(len(g)) < 0.6, g, rng.integers(0, 4, len(g)))
-        human[q] = {f"d{k}": int(x) for k, x in enumerate(g)}
-        judge[q] = {f"d{k}": int(x) for k, x in enumerate(j)}
-        expected[q] = {f"d{k}": float(np.clip(x + rng.normal(0, 0.6), 0, 3).round(1)) for k, x in enumerate(j)}
-        weights.update({(q, f"d{k}"): float(rng.choice([1.0, 2.5, 4.0])) for k in range(len(g))})
-    return human, judge, expected, weights
-
-
-@pytest.mark.parametrize("weighted", [False, True])
-def test_calibrate_continuous_intervals_are_the_plain_ones(monkeypatch, weighted):
-    human, judge, expected, weights = _world(4)
-    kwargs = dict(expected=expected, weights=weights if weighted else None, n_boot=300, seed=2)
-    fast = agreement(judge, human, **kwargs).continuous
-    monkeypatch.setattr(continuous_module, "jackknife", continuous_module.plain_jackknife)
-    plain = agreement(judge, human, **kwargs).continuous
-    assert fast.keys() == plain.keys() == {"spearman", "kendall", "auc"}
-    for name, a in fast.items():
-        b = plain[name]
-        assert a.value == b.value, name
-        assert a.ci95 is not None and b.ci95 is not None, name
-        assert abs(a.ci95[0] - b.ci95[0]) <= 1e-12 and abs(a.ci95[1] - b.ci95[1]) <= 1e-12, name

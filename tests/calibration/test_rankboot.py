@@ -63,12 +63,15 @@ def _world(seed: int, n_queries: int = 90):
 
 
 @pytest.mark.parametrize("weighted", [False, True])
-def test_calibrate_continuous_intervals_are_the_plain_ones(monkeypatch, weighted):
-    human, judge, expected, weights = _world(6)
-    kwargs = dict(expected=expected, weights=weights if weighted else None, n_boot=300, seed=3)
+@pytest.mark.parametrize("plain, world, seed", [(("jackknife",), 4, 2), (("replicates", "jackknife"), 6, 3)])
+def test_calibrate_continuous_intervals_are_the_plain_ones(monkeypatch, weighted, plain, world, seed):
+    """calibrate's Spearman/Kendall/AUC intervals with the fast jackknife (calibration/_loo.py) alone, and with the
+    fast replicates too, against the plain weighted statistics on every row."""
+    human, judge, expected, weights = _world(world)
+    kwargs = dict(expected=expected, weights=weights if weighted else None, n_boot=300, seed=seed)
     fast = agreement(judge, human, **kwargs).continuous
-    monkeypatch.setattr(continuous_module, "replicates", continuous_module.plain_replicates)
-    monkeypatch.setattr(continuous_module, "jackknife", continuous_module.plain_jackknife)
+    for name in plain:
+        monkeypatch.setattr(continuous_module, name, getattr(continuous_module, f"plain_{name}"))
     plain = agreement(judge, human, **kwargs).continuous
     assert fast.keys() == plain.keys() == {"spearman", "kendall", "auc"}
     for name, a in fast.items():
