@@ -13,7 +13,8 @@ def test_first_line_is_the_url_and_every_route_needs_the_token(label_server, ite
     routes = ["/", "/static/app.js", "/static/app.css", "/static/favicon.svg", "/api/session", "/api/labels?annotator=alice"]
     for path in routes:
         assert server.request(path, token=None)[0] == 403, path
-        assert server.request(path, token=server.token[:-1] + "x")[0] == 403, path
+        wrong = server.token[:-1] + ("y" if server.token.endswith("x") else "x")  # one character off, never the token
+        assert server.request(path, token=wrong)[0] == 403, path
         assert server.request(path)[0] == 200, path
     assert server.request("/?token=" + server.token, token=None)[0] == 200
     status, _ = server.request("/api/label", {"query_id": "q0", "doc_id": "d0", "annotator": "mallory", "grade": 3}, token=None)
