@@ -45,19 +45,6 @@ PAIRS = [
 ]
 
 
-class _Fixed:
-    """A thread choice that always answers ``threads`` (the engine before it measured its threads)."""
-
-    def __init__(self, threads: int):
-        self.threads = threads
-
-    def pick(self) -> int:
-        return self.threads
-
-    def record(self, *_args) -> None:
-        return None
-
-
 def threads(rounds: int, judgments: int) -> None:
     import subprocess
     import sys
@@ -68,7 +55,7 @@ def threads(rounds: int, judgments: int) -> None:
     prompts = ([_prompt_of(prompt.render(q, c)) for q, c, _ in PAIRS] * (judgments // len(PAIRS) + 1))[:judgments]
     path = _model_path("gemma3-270m")
     engines = {"choice": _Engine(path), "2 fixed": _Engine(path), "1 fixed": _Engine(path)}
-    engines["2 fixed"].threads, engines["1 fixed"].threads = _Fixed(2), _Fixed(1)
+    engines["2 fixed"].threads, engines["1 fixed"].threads = _ThreadChoice.held(2), _ThreadChoice.held(1)
     for engine in engines.values():
         engine.judge(prompts[-1])
     for busy in (False, True):

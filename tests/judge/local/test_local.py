@@ -227,17 +227,14 @@ def test_the_thread_count_never_changes_an_answer(litellm):
     """The engine picks its thread count from measured speed (``_ThreadChoice``); that is only sound if 1 and 2
     threads give bit-identical probabilities, on short prompts and on prompts of several canonical blocks, with
     the count switched between judgments of one engine as the choice does."""
-    import llama_cpp
-
     engine = _model._Engine(_model._model_path("gemma3-270m"), n_ctx=1024)
     try:
         prompts = [_prompt(q, c) for q, c in PAIRS] + [_prompt(q, c + " " + c * 6) for q, c in PAIRS]
         answers = {}
         for threads in (2, 1, 2):
-            llama_cpp.llama_set_n_threads(engine.llm._ctx.ctx, threads, threads)
-            engine._n_threads = threads
-            engine.threads = _model._ThreadChoice(1)  # hold the count: the choice would switch it back
+            engine.threads = _model._ThreadChoice.held(threads)  # the engine switches to it on the next judgment
             answers.setdefault(threads, []).append([engine.judge(p).probs for p in prompts])
+            assert engine._n_threads == threads
     finally:
         engine.llm.close()
     assert answers[1][0] == answers[2][0] == answers[2][1]  # exact floats, not approx

@@ -120,6 +120,13 @@ class _ThreadChoice:
         self.judged = 0
         self.retry_at = every
 
+    @classmethod
+    def held(cls, threads: int) -> "_ThreadChoice":
+        """A choice that always answers ``threads`` (benchmarks and tests compare fixed counts with it)."""
+        choice = cls(1)
+        choice.options = (threads,)
+        return choice
+
     def best(self) -> int:
         """The thread count measured cheapest so far (the first option before any measurement)."""
         tried = [t for t in self.options if t in self.cost]
